@@ -1,0 +1,282 @@
+"""One way to fill a trainer's config dataclass: from Python, a plain dict, YAML or CLI flags.
+
+Every trainer config is a dataclass (often subclassing TRL's or transformers' arguments). The
+same class is filled by:
+
+* Python — ``SFTConfig(model_name="tiny", ...)``;
+* a dict — :func:`config_from_dict` (what an agent tool call passes);
+* YAML — :func:`config_from_yaml` (``yaml.safe_load``);
+* the command line — :func:`parse_cli`, with ``--config file.yaml`` and flags overriding it.
+
+Unknown keys are errors that name the closest valid key. Type checking and coercion of CLI
+strings are done by `jsonargparse <https://jsonargparse.readthedocs.io>`_; help texts come from
+each field's ``metadata["help"]`` (TRL's convention), so they are written once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import enum
+import json
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from leantrain.core.errors import ConfigError
+
+C = TypeVar("C")
+
+
+def config_fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
+    """The init fields of a config dataclass, by name."""
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"{cls!r} is not a dataclass")
+    return {f.name: f for f in dataclasses.fields(cls) if f.init}
+
+
+def _suggest(name: str, valid: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, valid, n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else f"valid keys include: {', '.join(sorted(valid)[:12])} …"
+
+
+def check_keys(cls: type, keys: Sequence[str], *, source: str) -> None:
+    """Raise :class:`ConfigError` for the first key that is not a field of ``cls``."""
+    valid = list(config_fields(cls))
+    for key in keys:
+        if key not in valid:
+            raise ConfigError(f"{source}: unknown key '{key}' for {cls.__name__}", hint=_suggest(key, valid))
+
+
+def _build(cls: type[C], values: Mapping[str, Any], *, source: str) -> C:
+    try:
+        return cls(**values)
+    except ConfigError:
+        raise
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"{source}: invalid {cls.__name__}: {e}") from None
+
+
+def _resolve_hints(cls: type) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:  # forward refs that cannot be resolved: fall back to raw annotations
+        hints: dict[str, Any] = {}
+        for klass in reversed(cls.__mro__):
+            hints.update(getattr(klass, "__annotations__", {}))
+        return hints
+
+
+def _type_ok(value: Any, tp: Any) -> bool:
+    """Loose structural check of a Python value against a type hint (for dict / YAML input)."""
+    if tp is Any or isinstance(tp, (str, typing.TypeVar)):
+        return True
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return any(_type_ok(value, a) for a in typing.get_args(tp))
+    if origin is typing.Literal:
+        return value in typing.get_args(tp)
+    if tp is type(None):
+        return value is None
+    if tp is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tp is bool:
+        return isinstance(value, bool)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return isinstance(value, (tp, str))
+    if origin in (list, tuple, Sequence, typing.Sequence, set):
+        return isinstance(value, (list, tuple, set))
+    if origin in (dict, Mapping, typing.Mapping):
+        return isinstance(value, Mapping)
+    if isinstance(tp, type):
+        return isinstance(value, tp) or tp in (Path,) and isinstance(value, str)
+    return True
+
+
+def config_from_dict(cls: type[C], data: Mapping[str, Any] | None, *, source: str = "config") -> C:
+    """Build ``cls`` from a plain dict; unknown keys and wrongly typed values are errors."""
+    data = dict(data or {})
+    check_keys(cls, list(data), source=source)
+    hints = _resolve_hints(cls)
+    for key, value in data.items():
+        tp = hints.get(key, Any)
+        if not _type_ok(value, tp):
+            raise ConfigError(
+                f"{source}: key '{key}' has the wrong type: got {type(value).__name__} {value!r}",
+                hint=f"expected {getattr(tp, '__name__', None) or str(tp).replace('typing.', '')}",
+            )
+    return _build(cls, data, source=source)
+
+
+def load_yaml(path: str | Path) -> dict[str, Any]:
+    """Read a YAML mapping with ``yaml.safe_load``; errors name the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}", hint="check the --config path")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: malformed YAML: {e}".replace("\n", " ")) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of config keys, got {type(data).__name__}")
+    return data
+
+
+def config_from_yaml(cls: type[C], path: str | Path, **overrides: Any) -> C:
+    """Build ``cls`` from a YAML file, with keyword overrides applied on top."""
+    data = load_yaml(path)
+    data.update(overrides)
+    return config_from_dict(cls, data, source=str(path))
+
+
+def _list_fields(cls: type) -> set[str]:
+    out = set()
+    for name, tp in _resolve_hints(cls).items():
+        candidates = [tp, *typing.get_args(tp)] if typing.get_origin(tp) in (typing.Union, types.UnionType) else [tp]
+        if all(typing.get_origin(c) in (list, Sequence, typing.Sequence) or c is type(None) for c in candidates) and any(
+            typing.get_origin(c) in (list, Sequence, typing.Sequence) for c in candidates
+        ):
+            out.add(name)
+    return out
+
+
+def _normalise_argv(cls: type, argv: Sequence[str], aliases: Mapping[str, str]) -> tuple[list[str], str | None]:
+    """Map ``--foo-bar``/aliases to field names, group repeated list flags, pull ``--config``."""
+    fields = config_fields(cls)
+    lists = _list_fields(cls)
+    config_path: str | None = None
+    order: list[str] = []
+    values: dict[str, list[str]] = {}
+    i = 0
+    argv = list(argv)
+    while i < len(argv):
+        tok = argv[i]
+        if not tok.startswith("--"):
+            raise ConfigError(f"unexpected argument '{tok}'", hint="flags look like --name value")
+        name, eq, inline = tok[2:].partition("=")
+        if eq:
+            value: str | None = inline
+            i += 1
+        elif i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+            value = argv[i + 1]
+            i += 2
+        else:
+            value = None
+            i += 1
+        if name == "config":
+            if value is None:
+                raise ConfigError("--config needs a path to a YAML file")
+            config_path = value
+            continue
+        key = aliases.get(name, aliases.get(name.replace("-", "_"), name.replace("-", "_")))
+        if key not in fields:
+            valid = sorted({*fields, *aliases})
+            hint = _suggest(name.replace("-", "_"), valid)
+            if hint.startswith("did you mean"):
+                hint = "did you mean '--" + hint.split("'")[1].replace("_", "-") + "'?"
+            raise ConfigError(f"unknown option '--{name}'", hint=hint)
+        if value is None:
+            value = "true"  # a bare flag switches a boolean on
+        if key not in values:
+            order.append(key)
+            values[key] = []
+        values[key].append(value)
+    out: list[str] = []
+    for key in order:
+        vals = values[key]
+        if key in lists:
+            items: list[str] = []
+            for v in vals:
+                items.extend(json.loads(v) if v.startswith("[") else [v])
+            out += [f"--{key}", json.dumps(items)]
+        else:
+            out += [f"--{key}", vals[-1]]
+    return out, config_path
+
+
+def build_parser(cls: type, *, prog: str | None = None, description: str | None = None) -> Any:
+    """A jsonargparse parser for ``cls`` with each field's ``metadata['help']`` as its help."""
+    from jsonargparse import ArgumentParser
+
+    parser = ArgumentParser(prog=prog, description=description, exit_on_error=False, default_env=False)
+    parser.add_argument("--config", help="YAML file of config keys; flags given here override it")
+    parser.add_class_arguments(cls, fail_untyped=False, sub_configs=False)
+    fields = config_fields(cls)
+    for action in parser._actions:
+        f = fields.get(action.dest)
+        if f is not None and f.metadata.get("help"):
+            action.help = f.metadata["help"]
+    return parser
+
+
+def parse_cli(
+    cls: type[C],
+    argv: Sequence[str],
+    *,
+    aliases: Mapping[str, str] | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    prog: str | None = None,
+    description: str | None = None,
+) -> C:
+    """Build ``cls`` from command-line flags (``--config FILE`` first, flags override it).
+
+    ``aliases`` maps friendly flag names to fields (``{"model": "model_name"}``); ``--foo-bar``
+    and ``--foo_bar`` are the same flag; a list field may be given by repeating its flag.
+    ``--help`` prints every field with its help text and exits 0.
+    """
+    aliases = dict(aliases or {})
+    if "-h" in argv or "--help" in argv:
+        parser = build_parser(cls, prog=prog, description=description)
+        if aliases:
+            parser.epilog = "aliases: " + ", ".join(f"--{a} = --{f}" for a, f in aliases.items())
+        parser.print_help()
+        raise SystemExit(0)
+    normalized, config_path = _normalise_argv(cls, argv, aliases)
+    data: dict[str, Any] = dict(defaults or {})
+    if config_path is not None:
+        yaml_data = load_yaml(config_path)
+        check_keys(cls, list(yaml_data), source=config_path)
+        data.update(yaml_data)
+    if normalized:
+        parser = build_parser(cls, prog=prog)
+        try:
+            ns = parser.parse_args(normalized, defaults=False)
+        except (Exception, SystemExit) as e:  # jsonargparse reports type errors this way
+            detail = " ".join(line.strip() for line in str(e).strip().splitlines() if line.strip())
+            raise ConfigError(f"invalid command-line value: {detail[:300]}") from None
+        for key in dict.fromkeys(a[2:] for a in normalized if a.startswith("--")):
+            data[key] = ns[key]
+    check_keys(cls, list(data), source="command line")
+    return _build(cls, data, source="command line")
+
+
+def config_to_dict(cfg: Any) -> dict[str, Any]:
+    """A JSON-safe dict of a config dataclass (for manifests); odd values become strings."""
+
+    def safe(v: Any) -> Any:
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return v
+        if isinstance(v, enum.Enum):
+            return v.value
+        if isinstance(v, Mapping):
+            return {str(k): safe(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple, set)):
+            return [safe(x) for x in v]
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            return config_to_dict(v)
+        if hasattr(v, "to_dict"):
+            try:
+                return safe(v.to_dict())
+            except Exception:
+                pass
+        return str(v)
+
+    return {f.name: safe(getattr(cfg, f.name)) for f in dataclasses.fields(cfg) if f.init and hasattr(cfg, f.name)}

@@ -1,0 +1,60 @@
+"""Helpers for Lean 4 text: annotation marks, tactic normalisation, ``sorry`` detection."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+_MARK_RE = re.compile(r"<a>(.*?)</a>", re.DOTALL)
+_SORRY_RE = re.compile(r"(?<![\w.'])(sorry|admit)(?![\w'])")
+_WS_RE = re.compile(r"\s+")
+
+
+def strip_marks(text: str) -> str:
+    """Remove LeanDojo's ``<a>…</a>`` premise marks, keeping the marked text."""
+    return _MARK_RE.sub(r"\1", text)
+
+
+def marked_names(text: str) -> list[str]:
+    """The texts inside ``<a>…</a>`` marks, in order of appearance."""
+    return _MARK_RE.findall(text)
+
+
+def first_line(tactic: str) -> str:
+    """The first non-empty line of a tactic, stripped (``""`` for an empty tactic)."""
+    for line in tactic.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def normalize_whitespace(text: str) -> str:
+    """Collapse every run of whitespace to one space and strip the ends."""
+    return _WS_RE.sub(" ", text).strip()
+
+
+def normalize_tactic(tactic: str, *, first_line_only: bool = False) -> str:
+    """Normalise a tactic for comparison: optionally keep the first line, collapse whitespace."""
+    return normalize_whitespace(first_line(tactic) if first_line_only else tactic)
+
+
+def contains_sorry(text: str) -> bool:
+    """True when ``text`` uses ``sorry`` or ``admit`` as a word (not ``sorryAx`` or ``admits``)."""
+    return _SORRY_RE.search(text) is not None
+
+
+def premise_mentions(annotated_tactic: Sequence[Any]) -> list[str]:
+    """Full names of the premises annotated in a LeanDojo ``annotated_tactic`` pair.
+
+    ``annotated_tactic`` is ``[text_with_marks, [{full_name, def_path, def_pos, def_end_pos}]]``
+    (or an :class:`~leantrain.core.schemas.AnnotatedTactic`). Duplicates are kept once, in order.
+    """
+    provenances = getattr(annotated_tactic, "provenances", None)
+    if provenances is None:
+        provenances = annotated_tactic[1] if len(annotated_tactic) > 1 else []
+    seen: dict[str, None] = {}
+    for p in provenances:
+        name = p["full_name"] if isinstance(p, dict) else p.full_name
+        seen.setdefault(name, None)
+    return list(seen)
