@@ -1,0 +1,127 @@
+"""Commands of the umbrella package: ``leantrain demo``, ``leantrain pipeline``, ``leantrain report``.
+
+This module imports nothing heavy: the trainers load only when a command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from leantrain.core.cli import Command
+from leantrain.core.errors import ConfigError
+
+
+class _Progress:
+    """A rich progress bar on stderr (silent when quiet or not a terminal-friendly mode)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._bar: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True))
+            self._bar.__enter__()
+        return self
+
+    def __call__(self, message: str, done: int, total: int) -> None:
+        if self._bar is None:
+            return
+        if self._task is None:
+            self._task = self._bar.add_task(message, total=total)
+        self._bar.update(self._task, description=message, completed=done, total=total)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+
+
+def _print_summary(result: dict[str, Any], quiet: bool, jsonl: bool) -> None:
+    if jsonl:
+        print(json.dumps({"kind": "result", **{k: result[k] for k in ("run_dir", "repos", "report", "summary")}}, ensure_ascii=False))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="leantrain summary")
+    for col in ("repository", "trainer", "metrics"):
+        table.add_column(col)
+    for row in result["summary"]:
+        table.add_row(row["repo"], row["trainer"], row["metrics"])
+    console = Console()
+    if not quiet:
+        console.print(table)
+    console.print(f"report: {result['report']}")
+
+
+def _run_pipeline(config: Any, *, quiet: bool, jsonl: bool) -> int:
+    from leantrain.pipeline.pipeline import Pipeline
+
+    with _Progress(enabled=not (quiet or jsonl)) as bar:
+        pipe = Pipeline(config, echo_events=jsonl, progress=bar)
+        if not (quiet or jsonl):
+            print(f"run directory: {pipe.run_dir}", file=sys.stderr)
+        result = pipe.run()
+    _print_summary(result, quiet, jsonl)
+    return 0
+
+
+def _output_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--quiet", action="store_true", help="no progress bars; print only the report path")
+    g.add_argument("--jsonl", action="store_true", help="print events and the result as JSON lines (for scripts)")
+
+
+def _demo(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="leantrain demo", description="Run the whole pipeline on the shipped sample data with tiny models (offline, CPU).")
+    p.add_argument("--name", default="demo", help="run name (directory ./leantrain-runs/<name>)")
+    p.add_argument("--run-dir", default=None, help="run directory (overrides --name's default)")
+    _output_flags(p)
+    args = p.parse_args(argv)
+    from leantrain.pipeline.demo import demo_config
+
+    return _run_pipeline(demo_config(args.name, args.run_dir), quiet=args.quiet, jsonl=args.jsonl)
+
+
+def _pipeline(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="leantrain pipeline", description="Run (or resume) a lifelong pipeline from a YAML config.")
+    p.add_argument("--config", required=True, help="pipeline YAML (see the examples shipped in leantrain.pipeline/examples)")
+    p.add_argument("--run-dir", default=None, help="override the config's run_dir")
+    _output_flags(p)
+    args = p.parse_args(argv)
+    from leantrain.core.config import load_yaml
+
+    cfg = load_yaml(args.config)
+    if args.run_dir:
+        cfg["run_dir"] = args.run_dir
+    return _run_pipeline(cfg, quiet=args.quiet, jsonl=args.jsonl)
+
+
+def _report(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="leantrain report", description="Re-render a run directory's report (Markdown + PNG plots).")
+    p.add_argument("run_dir")
+    args = p.parse_args(argv)
+    run_dir = Path(args.run_dir)
+    if not (run_dir / "metrics.jsonl").is_file():
+        raise ConfigError(f"{run_dir}: no metrics.jsonl", hint="give the directory of a leantrain pipeline run")
+    from leantrain.pipeline.report import render_report
+
+    print(render_report(run_dir))
+    return 0
+
+
+def register() -> list[Command]:
+    """The umbrella's commands."""
+    return [
+        Command("demo", "run the whole pipeline on the sample data with tiny models (offline, CPU, minutes)", _demo),
+        Command("pipeline", "run or resume a lifelong pipeline from a YAML config", _pipeline),
+        Command("report", "re-render a run's report (Markdown + PNG plots)", _report),
+    ]

@@ -1,0 +1,22 @@
+"""The code base is ruff-clean (part of the test suite so that CI enforces it)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from leantrain_tools.workspace import REPO_ROOT
+
+
+def test_ruff_check_is_clean():
+    ruff = shutil.which("ruff") or shutil.which("ruff", path=str(REPO_ROOT / ".venv" / "bin"))
+    if ruff is None:
+        pytest.skip("ruff is not installed (it is in the dev group: uv sync)")
+    proc = subprocess.run(
+        [ruff, "check", "packages", "tools", "tests-integration"],
+        cwd=REPO_ROOT, capture_output=True, text=True,
+    )
+    sys.stdout.write(proc.stdout)
+    assert proc.returncode == 0, proc.stdout[-3000:]
