@@ -1,0 +1,68 @@
+"""Reward functions for GRPO on Lean tactics, in TRL's reward-function form.
+
+A reward is called as ``f(prompts, completions, completion_ids=None, **columns)`` and returns
+one float (or ``None``: not applicable) per completion; completions are strings or
+conversations (``[{"role": "assistant", "content": …}]``), and ``columns`` are the GRPO
+dataset's columns (``reference``, ``premises``, ``problem``, ``proof_prefix`` …, see
+:func:`leantrain.tactics.create_rl_dataset`).
+
+Built in (registered in :data:`leantrain.core.registry.REWARDS`):
+
+============== =========================================================================
+``format``      1 for a non-empty single-line tactic without code fences, else 0
+``no_sorry``    1 unless the tactic uses ``sorry`` / ``admit``
+``reference_match``  1 for the reference (exact or whitespace-normalised), partial credit
+                ``partial_credit × token F1`` otherwise (class: ``normalized_credit``,
+                ``partial_credit``)
+``length_penalty``   0 up to ``max_chars``, down to ``-penalty`` at twice that (class)
+``premise_mention``  fraction of the reference's annotated premises named; None without any
+``lean_verified``    +1 when Lean (``lean_dojo.Dojo``) accepts the tactic after replaying the
+                proof prefix and it advances or closes the goal (class: ``timeout``,
+                ``cache_size``, ``dojo_factory``)
+============== =========================================================================
+
+Registry convention: a ``REWARDS`` entry is either a reward function, or a class / factory
+taking keyword options whose instance is a reward function (it must have a ``__name__``).
+:func:`build_reward_funcs` instantiates classes and factories with the spec's options
+(``{"name": "length_penalty", "weight": 0.5, "max_chars": 80}``). Other packages add rewards
+through the entry-point group ``leantrain.rewards`` (leantrain-progress publishes
+``progress = leantrain.progress.reward:ProgressReward``, a class), and ``"module:attr"`` names
+anything importable. Every built function is wrapped so that its output is validated
+(:func:`validate_reward_output`: length, NaN, non-numeric values are errors naming the reward).
+"""
+
+from leantrain.llm.rewards.build import RewardSpec, build_reward_funcs
+from leantrain.llm.rewards.lean_verified import LeanVerifiedReward, check_lean_toolchain
+from leantrain.llm.rewards.text_rewards import (
+    LengthPenaltyReward,
+    ReferenceMatchReward,
+    format_reward,
+    mentions_premise,
+    no_sorry_reward,
+    premise_mention_reward,
+    reference_match_reward,
+    token_f1,
+)
+from leantrain.llm.rewards.validation import (
+    ValidatedReward,
+    completion_text,
+    validate_reward_output,
+)
+
+__all__ = [
+    "LeanVerifiedReward",
+    "LengthPenaltyReward",
+    "ReferenceMatchReward",
+    "RewardSpec",
+    "ValidatedReward",
+    "build_reward_funcs",
+    "check_lean_toolchain",
+    "completion_text",
+    "format_reward",
+    "mentions_premise",
+    "no_sorry_reward",
+    "premise_mention_reward",
+    "reference_match_reward",
+    "token_f1",
+    "validate_reward_output",
+]
