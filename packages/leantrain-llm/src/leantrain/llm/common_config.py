@@ -1,0 +1,119 @@
+"""Fields shared by :class:`~leantrain.llm.SFTConfig` and :class:`~leantrain.llm.GRPOConfig`:
+the model, the data (a dataset, an export dir, or repositories of a database), the lifelong
+loop, LoRA and evaluation. Help texts live here once."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from leantrain.core.errors import ConfigError
+
+
+@dataclass
+class LeanTrainArguments:
+    """Mixin of leantrain's own fields; combined with a TRL config by subclassing both."""
+
+    model_name: str = field(
+        default="tiny",
+        metadata={
+            "help": "Model to start from: 'tiny' (random offline model), a local model/adapter dir, "
+            "a leantrain run dir (e.g. an SFT output dir), or a hub id."
+        },
+    )
+    data: str | None = field(
+        default=None,
+        metadata={
+            "help": "Training data: an export dir (from 'leantrain export merge') or a split .json/.jsonl file."
+        },
+    )
+    database: str | None = field(
+        default=None,
+        metadata={"help": "SQLite database of traced repos (lifelong mode: train repo by repo)."},
+    )
+    repos: list[str] | None = field(
+        default=None,
+        metadata={
+            "help": "Repo ids 'URL@COMMIT' (or names) to train on in order; default: the database's curriculum."
+        },
+    )
+    data_path: str | None = field(
+        default=None,
+        metadata={
+            "help": "Where lifelong mode writes the merged exports (default: OUTPUT_DIR/data)."
+        },
+    )
+    epochs_per_repo: float = field(
+        default=1.0,
+        metadata={
+            "help": "Epochs over the merged data after each repo (num_train_epochs of each stage)."
+        },
+    )
+    train_split: str = field(default="train", metadata={"help": "Split trained on."})
+    eval_split: str = field(
+        default="val", metadata={"help": "Split evaluated after each repo ('' to skip)."}
+    )
+    split_strategy: str = field(
+        default="random",
+        metadata={"help": "Split directory of an export dir: 'random' or 'novel_premises'."},
+    )
+    system_prompt: str | None = field(
+        default=None,
+        metadata={"help": "System message of every prompt (default: leantrain.tactics' prompt)."},
+    )
+    max_train_samples: int | None = field(
+        default=None, metadata={"help": "Use at most this many training examples per stage."}
+    )
+    use_lora: bool = field(
+        default=False, metadata={"help": "Train a LoRA adapter instead of the full model."}
+    )
+    lora_r: int = field(default=8, metadata={"help": "LoRA rank."})
+    lora_alpha: int = field(default=16, metadata={"help": "LoRA alpha (scale = alpha / r)."})
+    lora_dropout: float = field(default=0.05, metadata={"help": "LoRA dropout."})
+    lora_target_modules: list[str] | None = field(
+        default=None,
+        metadata={"help": "Module names LoRA adapts (default: q_proj k_proj v_proj o_proj)."},
+    )
+    eval_k: int = field(
+        default=4, metadata={"help": "k of top-k tactic accuracy (sampled candidates)."}
+    )
+    eval_max_new_tokens: int = field(
+        default=48, metadata={"help": "Longest tactic generated in evaluation."}
+    )
+    max_eval_samples: int | None = field(
+        default=64,
+        metadata={"help": "Evaluate tactic accuracy on at most this many examples (None: all)."},
+    )
+
+    def _resolve_precision(self) -> None:
+        # TRL defaults bf16 to True, which fails on CPU: use it only where the GPU supports it.
+        if getattr(self, "bf16", None) is None and not getattr(self, "fp16", False):
+            from leantrain.llm.model_loading import bf16_supported
+
+            self.bf16 = bf16_supported()
+
+    def _check_common(self) -> None:
+        if self.epochs_per_repo <= 0:
+            raise ConfigError(f"epochs_per_repo must be positive, got {self.epochs_per_repo}")
+        if self.eval_k < 1:
+            raise ConfigError(f"eval_k must be at least 1, got {self.eval_k}")
+        if self.split_strategy not in ("random", "novel_premises"):
+            raise ConfigError(
+                f"split_strategy must be 'random' or 'novel_premises', got {self.split_strategy!r}"
+            )
+
+    def lora_config(self) -> Any:
+        """The ``peft.LoraConfig`` these fields describe, or ``None`` without ``use_lora``."""
+        if not self.use_lora:
+            return None
+        from leantrain.llm.lora import create_lora_config
+
+        return create_lora_config(
+            self.lora_r, self.lora_alpha, self.lora_dropout, self.lora_target_modules
+        )
+
+
+def world_size() -> int:
+    """Processes of this run (``torchrun`` / ``accelerate launch`` set ``WORLD_SIZE``)."""
+    return int(os.environ.get("WORLD_SIZE", "1"))

@@ -1,0 +1,128 @@
+"""Configuration of :class:`~leantrain.llm.GRPOTrainer`: TRL's ``GRPOConfig`` plus leantrain's
+fields, the reward functions, the algorithm preset and a custom advantage function."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+import trl
+from leantrain.core.errors import ConfigError
+from leantrain.llm.common_config import LeanTrainArguments, world_size
+
+
+@dataclass
+class GRPOConfig(LeanTrainArguments, trl.GRPOConfig):
+    """Every ``trl.GRPOConfig`` option, plus leantrain's fields, ``reward_funcs``, ``algorithm``
+    and ``advantage_fn``. Batch settings are checked up front (TRL needs
+    ``batch × processes × steps_per_generation`` divisible by ``num_generations``)."""
+
+    output_dir: str | None = field(
+        default="runs/grpo",
+        metadata={"help": "Run directory (checkpoints, manifest, final model)."},
+    )
+    reward_funcs: list[str] = field(
+        default_factory=lambda: ["format", "reference_match"],
+        metadata={
+            "help": "Reward functions by registry name or 'module:function' (repeat --reward for several)."
+        },
+    )
+    algorithm: str | None = field(
+        default=None,
+        metadata={
+            "help": "Algorithm preset applied over TRL's defaults: grpo, dr_grpo, dapo or bnpo."
+        },
+    )
+    advantage_fn: str | None = field(
+        default=None,
+        metadata={
+            "help": "Advantage function (registry name or 'module:function') replacing TRL's group normalisation."
+        },
+    )
+    num_generations: int | None = field(
+        default=4, metadata={"help": "Completions sampled per prompt (group size)."}
+    )
+    per_device_train_batch_size: int = field(
+        default=4, metadata={"help": "Completions per device per step."}
+    )
+    max_completion_length: int | None = field(
+        default=48, metadata={"help": "Longest generated tactic, in tokens."}
+    )
+    gradient_checkpointing: bool = field(
+        default=False,
+        metadata={"help": "Recompute activations in backward to save memory (slower)."},
+    )
+    logging_steps: float = field(default=1, metadata={"help": "Log every N optimizer steps."})
+    save_steps: float = field(
+        default=50, metadata={"help": "Save a resumable checkpoint every N steps."}
+    )
+    save_total_limit: int | None = field(
+        default=2, metadata={"help": "Keep at most N checkpoints per repo."}
+    )
+    report_to: str | list[str] = field(
+        default="none", metadata={"help": "Loggers: 'none', 'tensorboard', 'wandb' …"}
+    )
+
+    def __post_init__(self) -> None:
+        self._check_common()
+        if not self.reward_funcs:
+            raise ConfigError(
+                "GRPO needs at least one reward function",
+                hint="e.g. --reward format --reward reference_match",
+            )
+        self._apply_algorithm()
+        self._check_batch()
+        self._resolve_precision()
+        self.num_train_epochs = self.epochs_per_repo
+        try:
+            super().__post_init__()
+        except ValueError as e:
+            raise ConfigError(f"invalid GRPO settings: {e}") from None
+
+    def _apply_algorithm(self) -> None:
+        if self.algorithm is None:
+            return
+        from leantrain.llm.algorithms import algorithm_preset
+
+        valid = {f.name for f in fields(self)}
+        for key, value in algorithm_preset(self.algorithm).items():
+            if key not in valid:
+                raise ConfigError(
+                    f"algorithm preset '{self.algorithm}' sets unknown GRPOConfig key '{key}'"
+                )
+            setattr(self, key, value)
+
+    def _check_batch(self) -> None:
+        """Fail early, with the fix, on batch settings TRL would reject or crash on."""
+        n = self.num_generations
+        if n is None or n < 2:
+            raise ConfigError(
+                f"num_generations must be at least 2 (GRPO compares completions of a prompt), got {n}"
+            )
+        procs = world_size()
+        steps = self.steps_per_generation or self.gradient_accumulation_steps
+        if self.generation_batch_size is not None and self.steps_per_generation is None:
+            total = self.generation_batch_size
+            what = f"generation_batch_size ({total})"
+        else:
+            total = self.per_device_train_batch_size * procs * steps
+            what = (
+                f"per_device_train_batch_size × processes × steps_per_generation "
+                f"({self.per_device_train_batch_size} × {procs} × {steps} = {total})"
+            )
+        if total % n:
+            fix_batch = (
+                -(-self.per_device_train_batch_size // n) * n if procs * steps == 1 else None
+            )
+            divisors = [d for d in range(2, total + 1) if total % d == 0]
+            smaller = [d for d in divisors if d <= n]
+            options = [
+                f"num_generations={max(smaller) if smaller else min(divisors)}"
+                if divisors
+                else None
+            ]
+            if fix_batch:
+                options.append(f"per_device_train_batch_size={fix_batch}")
+            raise ConfigError(
+                f"{what} must be divisible by num_generations ({n})",
+                hint="set " + " or ".join(o for o in options if o),
+            )

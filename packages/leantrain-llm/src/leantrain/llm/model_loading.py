@@ -1,0 +1,153 @@
+"""Load a policy model and tokenizer: ``tiny``, a local dir (full weights, LoRA adapter, or a
+leantrain run dir), or a hub id; choose dtype and device."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from leantrain.core.errors import CheckpointError, ConfigError
+from leantrain.llm.tiny_model import TINY_MODEL_NAME, build_tiny_model
+
+FINAL_MODEL_DIR = "model"
+"""Where a run directory keeps its final model (``from_pretrained(run_dir)`` finds it)."""
+
+
+def default_device() -> str:
+    """``cuda`` when a GPU is visible, else ``cpu``."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def bf16_supported() -> bool:
+    """True when a CUDA GPU with native bfloat16 (Ampere or newer) is visible."""
+    import torch
+
+    return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+
+
+def default_dtype() -> Any:
+    """bfloat16 on a GPU that supports it, float32 otherwise (CPU training stays fp32)."""
+    import torch
+
+    return torch.bfloat16 if bf16_supported() else torch.float32
+
+
+def resolve_model_path(name: str | Path) -> Path | None:
+    """The directory holding the model for ``name``: itself, or a run dir's final model/latest
+    checkpoint. ``None`` if ``name`` is not a local directory (a hub id)."""
+    path = Path(name)
+    if not path.is_dir():
+        return None
+    if (path / "config.json").is_file() or (path / "adapter_config.json").is_file():
+        return path
+    if (path / FINAL_MODEL_DIR).is_dir():
+        return resolve_model_path(path / FINAL_MODEL_DIR)
+    if (path / "manifest.json").is_file():
+        from leantrain.core.manifest import RunManifest
+
+        manifest = RunManifest.load(path)
+        entry = manifest.latest_checkpoint(kind="repo")
+        if entry is not None:
+            return manifest.verify_checkpoint(entry)
+    raise CheckpointError(
+        f"{path}: no model here (no config.json, adapter_config.json, {FINAL_MODEL_DIR}/ or finished checkpoint)",
+        hint="pass a model directory, a finished leantrain run directory, 'tiny' or a hub id",
+    )
+
+
+def _verify_safetensors(path: Path) -> None:
+    """Open every safetensors file's header so a truncated/corrupted file is a clear error."""
+    from safetensors import safe_open
+
+    for f in sorted(path.glob("*.safetensors")):
+        try:
+            with safe_open(str(f), framework="pt") as st:
+                for key in st.keys():  # noqa: SIM118 - safe_open has no __iter__
+                    st.get_slice(key)
+        except Exception as e:
+            raise CheckpointError(
+                f"{f}: corrupted weights file ({e})",
+                hint="re-save the model or delete the checkpoint",
+            ) from None
+
+
+def load_tokenizer(path: str | Path) -> Any:
+    """The tokenizer saved beside a model; it must have a chat template and a pad token."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    if not getattr(tokenizer, "chat_template", None):
+        raise ConfigError(
+            f"{path}: the tokenizer has no chat template",
+            hint="use an instruct/chat model or set tokenizer.chat_template before training",
+        )
+    return tokenizer
+
+
+def load_model_and_tokenizer(
+    name: str | Path, *, dtype: Any | None = None, trainable_adapter: bool = True
+) -> tuple[Any, Any]:
+    """Load ``name`` (``tiny``, model dir, adapter dir, run dir or hub id) -> (model, tokenizer).
+
+    An adapter directory loads its base model and the adapter (trainable unless
+    ``trainable_adapter=False``). Weights are checked before use, so a corrupted checkpoint is a
+    :class:`CheckpointError`, not a cryptic traceback.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    dtype = dtype or default_dtype()
+    if str(name) == TINY_MODEL_NAME:
+        model, tokenizer = build_tiny_model()
+        return model.to(dtype), tokenizer
+    path = resolve_model_path(name)
+    if path is None:
+        if str(name).startswith((".", "/", "~")) or Path(str(name)).suffix:
+            raise ConfigError(
+                f"model not found: {name}", hint="pass an existing directory, 'tiny' or a hub id"
+            )
+        target = str(name)
+        try:
+            tokenizer = load_tokenizer(target)
+            model = AutoModelForCausalLM.from_pretrained(
+                target, dtype=dtype, trust_remote_code=False
+            )
+        except OSError as e:
+            raise ConfigError(
+                f"cannot load model '{name}': {e}".split("\n")[0],
+                hint="check the name or pass a local directory",
+            ) from None
+        return model, tokenizer
+    _verify_safetensors(path)
+    if (path / "adapter_config.json").is_file():
+        from peft import PeftModel
+
+        adapter_cfg = json.loads((path / "adapter_config.json").read_text(encoding="utf-8"))
+        base_name = adapter_cfg.get("base_model_name_or_path") or TINY_MODEL_NAME
+        base, _ = load_model_and_tokenizer(base_name, dtype=dtype)
+        tokenizer = load_tokenizer(path)
+        try:
+            model = PeftModel.from_pretrained(base, str(path), is_trainable=trainable_adapter)
+        except Exception as e:
+            raise CheckpointError(
+                f"{path}: cannot load LoRA adapter ({e})".split("\n")[0]
+            ) from None
+        return model, tokenizer
+    tokenizer = load_tokenizer(path)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(
+            str(path), dtype=dtype, trust_remote_code=False
+        )
+    except Exception as e:
+        raise CheckpointError(f"{path}: cannot load model ({e})".split("\n")[0]) from None
+    if (
+        torch.is_floating_point(next(model.parameters()))
+        and next(model.parameters()).dtype != dtype
+    ):
+        model = model.to(dtype)
+    return model, tokenizer

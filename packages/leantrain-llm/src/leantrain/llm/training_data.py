@@ -1,0 +1,81 @@
+"""Datasets for the trainers: from an in-memory ``datasets.Dataset``, an export dir or a split
+file, built with :mod:`leantrain.tactics` so training, evaluation and suggestion share prompts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from leantrain.core.errors import DataError
+
+
+def dataset_config(cfg: Any, max_samples: int | None = None) -> Any:
+    """The :class:`~leantrain.tactics.TacticDatasetConfig` a trainer config implies."""
+    from leantrain.tactics import DEFAULT_SYSTEM_PROMPT, TacticDatasetConfig
+
+    return TacticDatasetConfig(
+        system_prompt=DEFAULT_SYSTEM_PROMPT if cfg.system_prompt is None else cfg.system_prompt,
+        split_strategy=cfg.split_strategy,
+        max_samples=max_samples,
+    )
+
+
+def has_split(path: str | Path, split: str, cfg: Any) -> bool:
+    """Whether ``path`` (an export dir) has the split file ``split``."""
+    path = Path(path)
+    if path.is_file():
+        return True
+    return (path / cfg.split_strategy / f"{split}.json").is_file() or (
+        path / f"{split}.json"
+    ).is_file()
+
+
+def _check_exists(path: str | Path) -> Path:
+    path = Path(path)
+    if not path.exists():
+        raise DataError(
+            path,
+            "training data not found",
+            hint="pass an export dir from 'leantrain export merge' or a split .json file",
+        )
+    return path
+
+
+def load_sft_dataset(data: Any, split: str, cfg: Any, *, max_samples: int | None = None) -> Any:
+    """SFT rows (``prompt``/``completion``) as a ``datasets.Dataset``; a Dataset passes through."""
+    import datasets
+
+    if isinstance(data, datasets.Dataset):
+        return data
+    from leantrain.tactics import create_sft_dataset
+
+    path = _check_exists(data)
+    return create_sft_dataset(path, split, max_samples, config=dataset_config(cfg)).to_hf()
+
+
+def load_rl_dataset(data: Any, split: str, cfg: Any, *, max_samples: int | None = None) -> Any:
+    """GRPO rows (``prompt``, ``problem``, ``reference`` …) as a ``datasets.Dataset``."""
+    import datasets
+
+    if isinstance(data, datasets.Dataset):
+        return data
+    from leantrain.tactics import create_rl_dataset
+
+    path = _check_exists(data)
+    return create_rl_dataset(path, split, max_samples, config=dataset_config(cfg)).to_hf()
+
+
+def references(dataset: Any) -> list[tuple[list[dict[str, str]], str]]:
+    """(prompt messages, reference tactic) pairs of an SFT or RL dataset."""
+    cols = dataset.column_names
+    out = []
+    for row in dataset:
+        if "reference" in cols:
+            out.append((row["prompt"], row["reference"]))
+        elif "completion" in cols:
+            out.append((row["prompt"], row["completion"][-1]["content"]))
+        else:
+            raise DataError(
+                None, f"dataset has neither 'reference' nor 'completion' column (columns: {cols})"
+            )
+    return out
