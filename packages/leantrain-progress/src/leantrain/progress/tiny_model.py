@@ -1,0 +1,84 @@
+"""The ``tiny`` model: a small BERT regressor and a WordPiece tokenizer built offline.
+
+Nothing is downloaded: the tokenizer is trained on the training texts with ``tokenizers`` and
+saved as ``tokenizer.json`` (a ``PreTrainedTokenizerFast``), so ``AutoTokenizer`` reloads it
+to identical ids whatever the model type is; the model is built from a ``BertConfig``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+TINY_NAME = "tiny"
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+def build_tiny_tokenizer(
+    texts: Iterable[str], *, vocab_size: int = 2000, max_length: int = 512
+) -> Any:
+    """A WordPiece ``PreTrainedTokenizerFast`` trained on ``texts`` (Unicode kept, NFC only)."""
+    from tokenizers import (
+        Tokenizer,
+        decoders,
+        models,
+        normalizers,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    # No lower-casing or accent stripping: Lean identifiers and symbols (ℕ, ⊢, ↑) are case- and
+    # mark-sensitive.
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece()
+    trainer = trainers.WordPieceTrainer(
+        vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS), show_progress=False
+    )
+    tok.train_from_iterator(texts, trainer)
+    cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        model_max_length=max_length,
+    )
+
+
+def build_tiny_model(
+    tokenizer: Any,
+    *,
+    hidden_size: int = 64,
+    num_layers: int = 2,
+    max_length: int = 512,
+    seed: int = 42,
+) -> Any:
+    """A randomly initialised BERT with one regression output, sized for CPU tests."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, BertConfig
+
+    heads = max(1, hidden_size // 32)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=heads,
+        intermediate_size=hidden_size * 2,
+        max_position_embeddings=max(max_length, 8),
+        num_labels=1,
+        problem_type="regression",
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    return AutoModelForSequenceClassification.from_config(config)
