@@ -1,0 +1,185 @@
+"""``leantrain retrieval train|evaluate|index|retrieve``.
+
+This module is imported by every ``leantrain`` invocation, so it imports nothing heavy at
+module level: torch, transformers and Lightning load inside the subcommands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from leantrain.core.cli import Command
+from leantrain.core.errors import ConfigError
+
+USAGE = """usage: leantrain retrieval {train,evaluate,index,retrieve} [OPTIONS]
+
+  train     train the premise retriever (--model tiny --data EXPORT_DIR --output-dir RUN)
+            or lifelong (--database lt.db [--repos URL@COMMIT ...]); --help lists every option
+  evaluate  R@1, R@10 and MRR on the random and novel_premises test splits, beside BM25
+            (--model RUN_OR_MODEL_DIR --data EXPORT_DIR)
+  index     encode a corpus into a premise index (--model M --data EXPORT_DIR --output INDEX_DIR)
+  retrieve  rank the premises accessible from a file for a proof state
+            (--model M --data EXPORT_DIR --state TEXT --file PATH [-k 10] [--index INDEX_DIR])
+"""
+
+
+def _quiet() -> None:
+    import logging
+    import warnings
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    for name in ("lightning", "lightning.pytorch", "lightning.fabric"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except Exception:  # pragma: no cover
+        pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse would exit 2 with usage; we raise one line
+        raise ConfigError(f"{self.prog}: {message}", hint=f"see '{self.prog} --help'")
+
+
+def _common(prog: str) -> _Parser:
+    p = _Parser(prog=f"leantrain retrieval {prog}")
+    p.add_argument(
+        "--model", required=True, help="a run directory, a saved retriever directory, or 'tiny'"
+    )
+    p.add_argument(
+        "--data", required=True, help="an export directory (random/, novel_premises/, corpus.jsonl)"
+    )
+    p.add_argument("--batch-size", type=int, default=64, help="encoding batch size")
+    return p
+
+
+def _load_model(path: str, batch_size: int):
+    from leantrain.retrieval.premise_retriever import PremiseRetriever
+    from leantrain.retrieval.retrieval_trainer import resolve_model_dir
+
+    return PremiseRetriever.from_name(str(resolve_model_dir(path)), eval_batch_size=batch_size)
+
+
+def _train(argv: list[str]) -> int:
+    from leantrain.core.config import parse_cli
+    from leantrain.retrieval.retrieval_config import RetrievalConfig
+
+    cfg = parse_cli(
+        RetrievalConfig,
+        argv,
+        aliases={"model": "model_name", "data": "data_path"},
+        prog="leantrain retrieval train",
+        description="Train the premise retriever.",
+    )
+    _quiet()
+    from leantrain.retrieval.retrieval_trainer import RetrievalTrainer
+
+    result = RetrievalTrainer(cfg).train()
+    print(
+        json.dumps(
+            {
+                "output_dir": result["output_dir"],
+                "model_dir": result["model_dir"],
+                "final_metrics": result["final_metrics"],
+            },
+            indent=2,
+        )
+    )
+    return 0
+
+
+def _evaluate(argv: list[str]) -> int:
+    p = _common("evaluate")
+    p.add_argument("-k", type=int, default=10, help="the k of R@k besides R@1")
+    p.add_argument("--split-file", default="test.json", help="which file of each split to score")
+    p.add_argument("--no-bm25", action="store_true", help="skip the BM25 baseline")
+    p.add_argument("--index", default=None, help="cache directory for the premise index")
+    a = p.parse_args(argv)
+    _quiet()
+    from leantrain.core.manifest import MANIFEST_NAME, RunManifest
+    from leantrain.retrieval.evaluation import evaluate_retriever, format_table
+
+    model = _load_model(a.model, a.batch_size)
+    results = evaluate_retriever(
+        model, a.data, k=a.k, bm25=not a.no_bm25, split_file=a.split_file, index_dir=a.index
+    )
+    print(format_table(results))
+    run_dir = Path(a.model)
+    if (run_dir / MANIFEST_NAME).is_file():
+        RunManifest.load(run_dir).set_metrics("evaluation", {"data": str(a.data), **results})
+    return 0
+
+
+def _index(argv: list[str]) -> int:
+    p = _common("index")
+    p.add_argument("--output", required=True, help="directory for index.safetensors + index.json")
+    a = p.parse_args(argv)
+    _quiet()
+    from leantrain.retrieval.corpus import Corpus
+
+    model = _load_model(a.model, a.batch_size)
+    index = model.index_corpus(
+        Corpus.from_export(a.data), cache_dir=a.output, batch_size=a.batch_size
+    )
+    print(f"indexed {len(index.corpus)} premises into {a.output}")
+    return 0
+
+
+def _retrieve(argv: list[str]) -> int:
+    p = _common("retrieve")
+    p.add_argument("--state", required=True, help="the proof state (state_before)")
+    p.add_argument(
+        "--file", required=True, help="the Lean file the theorem is in (for accessibility)"
+    )
+    p.add_argument("-k", type=int, default=10, help="how many premises")
+    p.add_argument("--index", default=None, help="premise index directory (built or reused)")
+    a = p.parse_args(argv)
+    _quiet()
+    from leantrain.retrieval.corpus import Corpus
+
+    model = _load_model(a.model, a.batch_size)
+    model.index_corpus(Corpus.from_export(a.data), cache_dir=a.index)
+    for rank, (prem, score) in enumerate(model.retrieve(a.state, a.file, a.k), start=1):
+        print(f"{rank:>3}  {score:+.4f}  {prem.full_name}  ({prem.path})")
+    return 0
+
+
+_SUB = {"train": _train, "evaluate": _evaluate, "index": _index, "retrieve": _retrieve}
+
+
+def run(argv: list[str]) -> int:
+    """Dispatch ``leantrain retrieval SUBCOMMAND …``."""
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    sub, rest = argv[0], argv[1:]
+    if sub not in _SUB:
+        import difflib
+
+        close = difflib.get_close_matches(sub, list(_SUB), n=1)
+        raise ConfigError(
+            f"unknown retrieval subcommand '{sub}'",
+            hint=f"did you mean '{close[0]}'?"
+            if close
+            else "choose train, evaluate, index or retrieve",
+        )
+    return _SUB[sub](rest)
+
+
+def register() -> list[Command]:
+    """The ``retrieval`` command of the ``leantrain`` CLI."""
+    return [
+        Command(
+            "retrieval", "train / evaluate / index / retrieve with the dense premise retriever", run
+        )
+    ]
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(run(sys.argv[1:]))

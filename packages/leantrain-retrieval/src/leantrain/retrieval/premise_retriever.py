@@ -1,0 +1,252 @@
+"""``PremiseRetriever``: a dense ReProver-style retriever as a Lightning module.
+
+Contexts (proof states) and premises share one encoder; an embedding is the masked mean of
+the last hidden states, L2-normalised, so a dot product is a cosine similarity.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import torch
+import torch.nn.functional as F
+from leantrain.retrieval.encoder import build_encoder, is_retriever_dir, load_encoder, save_encoder
+from leantrain.retrieval.ewc import EWC
+from leantrain.retrieval.losses import info_nce_loss, mse_similarity_loss
+
+
+class PremiseRetriever(L.LightningModule):
+    """Encoder + mean pooling + L2 norm; MSE (ReProver) or InfoNCE loss; EWC penalty."""
+
+    def __init__(
+        self,
+        encoder: Any,
+        tokenizer: Any,
+        *,
+        learning_rate: float = 1e-4,
+        weight_decay: float = 0.0,
+        warmup_steps: int = 100,
+        loss: str = "mse",
+        temperature: float = 0.05,
+        context_max_len: int = 512,
+        premise_max_len: int = 512,
+        eval_batch_size: int = 64,
+        ewc_lambda: float = 0.0,
+        ewc: EWC | None = None,
+    ) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.tokenizer = tokenizer
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.warmup_steps = warmup_steps
+        self.loss_name = loss
+        self.temperature = temperature
+        self.context_max_len = context_max_len
+        self.premise_max_len = premise_max_len
+        self.eval_batch_size = eval_batch_size
+        self.ewc_lambda = ewc_lambda
+        self.ewc = ewc or EWC()
+        self._corpus_emb: torch.Tensor | None = None
+        self._val_sums: torch.Tensor | None = None
+        self.index: Any = None
+
+    # -- construction / persistence -----------------------------------------------------------
+    @classmethod
+    def from_name(
+        cls, name: str, *, tiny_d_model: int = 64, tiny_layers: int = 2, **kwargs: Any
+    ) -> PremiseRetriever:
+        """A retriever from a registered encoder name, a HF directory or a saved retriever."""
+        if is_retriever_dir(name):
+            return cls.from_pretrained(name, **kwargs)
+        encoder, tokenizer = build_encoder(name, d_model=tiny_d_model, num_layers=tiny_layers)
+        return cls(encoder, tokenizer, **kwargs)
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path, **overrides: Any) -> PremiseRetriever:
+        """Reload a directory written by :meth:`save_pretrained` (no pickle, no Lightning)."""
+        encoder, tokenizer, meta = load_encoder(path)
+        kwargs = {
+            k: meta[k]
+            for k in ("context_max_len", "premise_max_len", "loss", "temperature")
+            if k in meta
+        }
+        kwargs.update(overrides)
+        return cls(encoder, tokenizer, **kwargs)
+
+    def save_pretrained(self, path: str | Path) -> Path:
+        """Write the encoder (HF, safetensors), tokenizer and ``retriever.json`` atomically."""
+        from leantrain.core.atomic import atomic_directory
+
+        path = Path(path)
+        with atomic_directory(path) as tmp:
+            save_encoder(
+                self.encoder,
+                self.tokenizer,
+                tmp,
+                {
+                    "pooling": "mean",
+                    "normalize": True,
+                    "context_max_len": self.context_max_len,
+                    "premise_max_len": self.premise_max_len,
+                    "loss": self.loss_name,
+                    "temperature": self.temperature,
+                },
+            )
+        return path
+
+    # -- encoding -----------------------------------------------------------------------------
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Normalised mean-pooled embeddings, one row per sequence."""
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        return F.normalize(pooled.float(), dim=-1)
+
+    @torch.no_grad()
+    def encode_texts(
+        self, texts: Sequence[str], *, max_len: int | None = None, batch_size: int | None = None
+    ) -> torch.Tensor:
+        """Embeddings of ``texts`` (float32, on CPU), batched, in eval mode."""
+        was_training = self.training
+        self.eval()
+        max_len = max_len or self.premise_max_len
+        bs = batch_size or self.eval_batch_size
+        out = []
+        device = self.device
+        # Sorting by length keeps padding (and so wasted compute) low; order is restored below.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for s in range(0, len(order), bs):
+            chunk = [texts[i] for i in order[s : s + bs]]
+            enc = self.tokenizer(
+                chunk, padding="longest", truncation=True, max_length=max_len, return_tensors="pt"
+            )
+            out.append(self(enc["input_ids"].to(device), enc["attention_mask"].to(device)).cpu())
+        self.train(was_training)
+        if not out:
+            return torch.zeros(0, self.embedding_dim)
+        emb = torch.cat(out)
+        result = torch.empty_like(emb)
+        result[torch.tensor(order)] = emb
+        return result
+
+    @property
+    def embedding_dim(self) -> int:
+        return int(
+            self.encoder.config.hidden_size
+            if hasattr(self.encoder.config, "hidden_size")
+            else self.encoder.config.d_model
+        )
+
+    # -- training -----------------------------------------------------------------------------
+    def retrieval_loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The contrastive loss of one batch (without the EWC penalty)."""
+        ctx = self(batch["context_ids"], batch["context_mask"])
+        prem = self(batch["premise_ids"], batch["premise_mask"])
+        sim = ctx @ prem.t()
+        if self.loss_name == "infonce":
+            return info_nce_loss(sim, batch["label"], self.temperature)
+        return mse_similarity_loss(sim, batch["label"])
+
+    def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        loss = self.retrieval_loss(batch)
+        self.log("train_loss", loss, prog_bar=True, batch_size=batch["label"].shape[0])
+        if self.ewc_lambda > 0 and self.ewc.active:
+            penalty = self.ewc.penalty(self.encoder)
+            self.log("ewc_penalty", penalty, batch_size=batch["label"].shape[0])
+            loss = loss + self.ewc_lambda * penalty
+        return loss
+
+    def configure_optimizers(self) -> Any:
+        opt = torch.optim.AdamW(
+            self.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay
+        )
+        total = (
+            getattr(self.trainer, "estimated_stepping_batches", None)
+            if self._trainer is not None
+            else None
+        )
+        total = int(total) if total and math.isfinite(total) else None
+        warmup = max(0, self.warmup_steps)
+
+        def schedule(step: int) -> float:
+            if warmup and step < warmup:
+                return (step + 1) / (warmup + 1)
+            if total and total > warmup:  # linear decay to 0 after warm-up, as ReProver's scheduler
+                return max(0.0, (total - step) / (total - warmup))
+            return 1.0
+
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, schedule)
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+    # -- validation (R@1, R@10, MRR on the val split, premises re-encoded each time) ---------
+    def on_validation_epoch_start(self) -> None:
+        corpus = self.trainer.datamodule.corpus
+        self._corpus_emb = self.encode_texts(corpus.texts(), max_len=self.premise_max_len).to(
+            self.device
+        )
+        self._val_sums = torch.zeros(4, device=self.device)  # R@1, R@10, MRR, count
+
+    def validation_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> None:
+        from leantrain.retrieval.metrics import recall_at_k, reciprocal_rank
+
+        assert self._corpus_emb is not None and self._val_sums is not None
+        examples = self.trainer.datamodule.val_examples
+        ctx = self(batch["context_ids"], batch["context_mask"])
+        scores = (ctx @ self._corpus_emb.t()).masked_fill(
+            ~batch["accessible"].to(self.device), float("-inf")
+        )
+        k = min(10, scores.shape[1])
+        top = scores.topk(k, dim=1).indices.cpu().tolist()
+        for row, ex_i in zip(top, batch["example_index"].tolist()):
+            pos = examples[ex_i].positives
+            self._val_sums += torch.tensor(
+                [
+                    recall_at_k(row, pos, 1),
+                    recall_at_k(row, pos, 10),
+                    reciprocal_rank(row, pos),
+                    1.0,
+                ],
+                device=self.device,
+            )
+
+    def on_validation_epoch_end(self) -> None:
+        assert self._val_sums is not None
+        sums = self.trainer.strategy.reduce(self._val_sums, reduce_op="sum")
+        n = max(float(sums[3]), 1.0)
+        self.log_dict(
+            {"val_R@1": sums[0] / n, "val_R@10": sums[1] / n, "val_MRR": sums[2] / n},
+            prog_bar=True,
+            sync_dist=False,
+            rank_zero_only=False,
+        )
+        self._corpus_emb = None
+
+    # -- retrieval ----------------------------------------------------------------------------
+    def index_corpus(
+        self, corpus: Any, *, cache_dir: str | Path | None = None, batch_size: int | None = None
+    ) -> Any:
+        """Encode ``corpus`` into a :class:`~leantrain.retrieval.index.PremiseIndex` (reused
+        from ``cache_dir`` when the encoder and corpus are unchanged) and keep it for
+        :meth:`retrieve`."""
+        from leantrain.retrieval.index import PremiseIndex
+
+        self.index = PremiseIndex.build(self, corpus, cache_dir=cache_dir, batch_size=batch_size)
+        return self.index
+
+    def retrieve(
+        self, state: str, file_path: str, k: int = 10, position: Sequence[int] | None = None
+    ) -> list[tuple[Any, float]]:
+        """The ``k`` premises accessible from ``file_path`` ranked for ``state`` (needs
+        :meth:`index_corpus` first): ``[(PremiseEntry, score), …]``."""
+        if self.index is None:
+            from leantrain.core.errors import LeanTrainError
+
+            raise LeanTrainError(
+                "no premise index", hint="call index_corpus(corpus) before retrieve()"
+            )
+        return self.index.retrieve(state, file_path, k, position=position)
