@@ -1,0 +1,341 @@
+"""The database of traced Lean repositories: one SQLite file.
+
+It holds repositories (url, commit, name, Lean and LeanDojo versions, date processed, free
+metadata), their theorems with traced tactics and premise annotations, premise files with
+premises (the corpus) and traced files. Every write is one transaction: a process killed in
+the middle of an import leaves the database exactly as it was before the import began.
+
+A repository is named by its id ``"URL@COMMIT"`` (the URL may itself contain ``@``; the id is
+split at the last one); :meth:`Database.get_repository` also accepts a unique URL or name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from leantrain.core.errors import DataError
+from leantrain.export.importer import import_items, iso
+from leantrain.export.schema import connect
+from leantrain.export.sources import RepoInfo, read_source
+
+DEFAULT_DB = "leantrain.db"
+
+
+@dataclass
+class Repository:
+    """A repository of the database, with its counts."""
+
+    url: str
+    commit: str
+    name: str
+    lean_version: str = ""
+    lean_dojo_version: str = ""
+    date_processed: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    metadata: dict[str, Any] = field(default_factory=dict)
+    pr_url: str | None = None
+    num_theorems: int = 0
+    num_tactics: int = 0
+    num_premise_files: int = 0
+    num_premises: int = 0
+    num_traced_files: int = 0
+    row_id: int = 0
+
+    @property
+    def id(self) -> str:
+        """``"URL@COMMIT"``, the identifier used by the export API and the CLI."""
+        return f"{self.url}@{self.commit}"
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready summary (used by ``leantrain export list --json`` and metadata.json)."""
+        return {
+            "id": self.id,
+            "url": self.url,
+            "commit": self.commit,
+            "name": self.name,
+            "lean_version": self.lean_version,
+            "lean_dojo_version": self.lean_dojo_version,
+            "date_processed": self.date_processed.isoformat(),
+            "metadata": self.metadata,
+            "pr_url": self.pr_url,
+            "num_theorems": self.num_theorems,
+            "num_tactics": self.num_tactics,
+            "num_premise_files": self.num_premise_files,
+            "num_premises": self.num_premises,
+            "num_traced_files": self.num_traced_files,
+        }
+
+
+def split_repo_id(ref: str) -> tuple[str, str] | None:
+    """``(url, commit)`` of ``"URL@COMMIT"``, or None when ``ref`` has no ``@``."""
+    if "@" not in ref:
+        return None
+    url, _, commit = ref.rpartition("@")
+    return (url, commit) if url and commit else None
+
+
+_REPO_COLUMNS = (
+    "r.id, r.url, r.commit_hash, r.name, r.lean_version, r.lean_dojo_version, r.date_processed, "
+    "r.metadata, r.pr_url, "
+    "(SELECT COUNT(*) FROM theorems t WHERE t.repo_id = r.id), "
+    "(SELECT COALESCE(SUM(num_tactics), 0) FROM theorems t WHERE t.repo_id = r.id), "
+    "(SELECT COUNT(*) FROM premise_files f WHERE f.repo_id = r.id), "
+    "(SELECT COUNT(*) FROM premises p JOIN premise_files f ON f.id = p.file_id WHERE f.repo_id = r.id), "
+    "(SELECT COUNT(*) FROM traced_files x WHERE x.repo_id = r.id)"
+)
+
+
+def _repo_from_row(row: tuple[Any, ...]) -> Repository:
+    return Repository(
+        row_id=row[0],
+        url=row[1],
+        commit=row[2],
+        name=row[3],
+        lean_version=row[4],
+        lean_dojo_version=row[5],
+        date_processed=dt.datetime.fromisoformat(row[6]),
+        metadata=json.loads(row[7]),
+        pr_url=row[8],
+        num_theorems=row[9],
+        num_tactics=row[10],
+        num_premise_files=row[11],
+        num_premises=row[12],
+        num_traced_files=row[13],
+    )
+
+
+class Database:
+    """A SQLite database of traced repositories (created and migrated on open).
+
+    ``Database("lt.db")`` opens or creates the file; ``create=False`` refuses a missing one
+    (what the read-only CLI commands use). Use it as a context manager or call :meth:`close`.
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_DB, *, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.is_file():
+            raise DataError(
+                self.path,
+                "no database here",
+                hint="import data first: leantrain export import PATH --db " + str(self.path),
+            )
+        if self.path.parent and not self.path.parent.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = connect(self.path)
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Database({str(self.path)!r})"
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: committed at the end, rolled back on any exception."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # -- import ---------------------------------------------------------------------------------
+    def import_path(
+        self, path: str | Path, *, date_processed: dt.datetime | None = None
+    ) -> list[str]:
+        """Import a LeanDojo-v2 export dir, a LeanDojo benchmark dir or a dynamic_database.json.
+
+        A repository already in the database (same url and commit) is replaced. Everything
+        happens in one transaction. ``date_processed`` overrides the date the source gives
+        (default: the source's own date, else now). Returns the imported repository ids.
+        """
+        items = read_source(path)
+        with self.transaction() as conn:
+            return import_items(conn, items, date_processed=date_processed)
+
+    def import_sample(self) -> list[str]:
+        """Import the sample repositories shipped with leantrain-core; returns their ids."""
+        from leantrain.core.sample import sample_repo_dirs
+
+        dirs = sample_repo_dirs()
+        if not dirs:
+            raise DataError(
+                None, "leantrain-core ships no sample repositories", hint="reinstall leantrain-core"
+            )
+        ids: list[str] = []
+        with self.transaction() as conn:
+            for d in dirs:
+                ids += import_items(conn, read_source(d))
+        return ids
+
+    # -- repositories ---------------------------------------------------------------------------
+    def list_repositories(self) -> list[Repository]:
+        """All repositories, in import order."""
+        rows = self.conn.execute(
+            f"SELECT {_REPO_COLUMNS} FROM repositories r ORDER BY r.id"
+        ).fetchall()
+        return [_repo_from_row(r) for r in rows]
+
+    def find_repository(self, ref: str) -> Repository | None:
+        """The repository named by ``"URL@COMMIT"``, or by a URL or name that is unique; or None."""
+        key = split_repo_id(ref)
+        rows: list[tuple[Any, ...]] = []
+        if key is not None:
+            rows = self.conn.execute(
+                f"SELECT {_REPO_COLUMNS} FROM repositories r WHERE r.url = ? AND r.commit_hash = ?",
+                key,
+            ).fetchall()
+        if not rows:
+            rows = self.conn.execute(
+                f"SELECT {_REPO_COLUMNS} FROM repositories r WHERE r.url = ? OR r.name = ?",
+                (ref, ref),
+            ).fetchall()
+            if len(rows) > 1:
+                raise DataError(
+                    self.path,
+                    f"'{ref}' names {len(rows)} repositories",
+                    hint="use the full id URL@COMMIT (see 'leantrain export list')",
+                )
+        return _repo_from_row(rows[0]) if rows else None
+
+    def get_repository(self, ref: str) -> Repository:
+        """Like :meth:`find_repository`, but an unknown repository is a :class:`DataError`."""
+        repo = self.find_repository(ref)
+        if repo is None:
+            import difflib
+
+            ids = [r.id for r in self.list_repositories()]
+            close = difflib.get_close_matches(ref, ids, n=1, cutoff=0.5)
+            hint = (
+                f"did you mean '{close[0]}'?"
+                if close
+                else "run 'leantrain export list' to see the ids"
+            )
+            raise DataError(self.path, f"unknown repository '{ref}'", hint=hint)
+        return repo
+
+    def add_repository(self, info: RepoInfo | Repository) -> Repository:
+        """Add an empty repository record (its data comes from an import); returns it."""
+        date = info.date_processed or dt.datetime.now(dt.UTC)
+        with self.transaction() as conn:
+            try:
+                conn.execute(
+                    "INSERT INTO repositories (url, commit_hash, name, lean_version, lean_dojo_version, "
+                    "date_processed, metadata, pr_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        info.url,
+                        info.commit,
+                        info.name or info.url,
+                        info.lean_version,
+                        info.lean_dojo_version,
+                        iso(date),
+                        json.dumps(info.metadata, default=str),
+                        info.pr_url,
+                    ),
+                )
+            except sqlite3.IntegrityError:
+                raise DataError(
+                    self.path,
+                    f"repository '{info.url}@{info.commit}' already exists",
+                    hint="use update_repository, or delete it first",
+                ) from None
+        return self.get_repository(f"{info.url}@{info.commit}")
+
+    _UPDATABLE = (
+        "name",
+        "lean_version",
+        "lean_dojo_version",
+        "date_processed",
+        "metadata",
+        "pr_url",
+    )
+
+    def update_repository(self, ref: str, **fields: Any) -> Repository:
+        """Change fields (``name``, ``lean_version``, ``lean_dojo_version``, ``date_processed``,
+        ``metadata``, ``pr_url``) of a repository; returns the updated record."""
+        repo = self.get_repository(ref)
+        unknown = set(fields) - set(self._UPDATABLE)
+        if unknown:
+            raise DataError(
+                self.path,
+                f"cannot update field(s) {sorted(unknown)}",
+                hint=f"updatable fields: {', '.join(self._UPDATABLE)}",
+            )
+        values = dict(fields)
+        if "date_processed" in values:
+            from leantrain.export.sources import parse_datetime
+
+            values["date_processed"] = iso(parse_datetime(values["date_processed"]))
+        if "metadata" in values:
+            values["metadata"] = json.dumps(values["metadata"], default=str)
+        if values:
+            sets = ", ".join(f"{k} = ?" for k in values)
+            with self.transaction() as conn:
+                conn.execute(
+                    f"UPDATE repositories SET {sets} WHERE id = ?", (*values.values(), repo.row_id)
+                )
+        return self.get_repository(repo.id)
+
+    def delete_repository(self, ref: str) -> None:
+        """Delete a repository and everything it holds (one transaction)."""
+        repo = self.get_repository(ref)
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM repositories WHERE id = ?", (repo.row_id,))
+
+    def stats(self) -> dict[str, Any]:
+        """Counts over the whole database (repositories, theorems, tactics, annotations, …)."""
+        q = self.conn.execute
+        out = {
+            "repositories": q("SELECT COUNT(*) FROM repositories").fetchone()[0],
+            "theorems": q("SELECT COUNT(*) FROM theorems").fetchone()[0],
+            "proven_theorems": q(
+                "SELECT COUNT(*) FROM theorems WHERE status = 'proven'"
+            ).fetchone()[0],
+            "sorry_theorems": q(
+                "SELECT COUNT(*) FROM theorems WHERE status != 'proven'"
+            ).fetchone()[0],
+            "tactics": q("SELECT COUNT(*) FROM tactics").fetchone()[0],
+            "annotations": q("SELECT COUNT(*) FROM annotations").fetchone()[0],
+            "distinct_annotated_premises": q(
+                "SELECT COUNT(DISTINCT full_name) FROM annotations"
+            ).fetchone()[0],
+            "premise_files": q("SELECT COUNT(*) FROM premise_files").fetchone()[0],
+            "premises": q("SELECT COUNT(*) FROM premises").fetchone()[0],
+            "traced_files": q("SELECT COUNT(*) FROM traced_files").fetchone()[0],
+        }
+        out["schema_version"] = q("PRAGMA user_version").fetchone()[0]
+        return out
+
+    # -- reading --------------------------------------------------------------------------------
+    def repo_row_ids(self, repos: list[str] | None) -> list[int]:
+        """Row ids of the named repositories (all when None), validating every name."""
+        if repos is None:
+            return [r[0] for r in self.conn.execute("SELECT id FROM repositories ORDER BY id")]
+        return [self.get_repository(ref).row_id for ref in repos]
+
+    def curriculum(self, repos: list[str] | None = None) -> list[str]:
+        """Repository ids ordered easiest first (see :mod:`leantrain.export.curriculum`)."""
+        from leantrain.export.curriculum import order_repositories
+
+        return [d.repo_id for d in order_repositories(self, repos)]
+
+    def dump_json(self, path: str | Path, repos: list[str] | None = None) -> Path:
+        """Write the database (or the named repositories) as a LeanDojo-v2 ``dynamic_database.json``."""
+        from leantrain.export.dynamic_json import dump_dynamic_database
+
+        return dump_dynamic_database(self, path, repos)

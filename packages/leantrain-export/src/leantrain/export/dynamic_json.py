@@ -1,0 +1,125 @@
+"""Write the database as a LeanDojo-v2 / LeanAgent ``dynamic_database.json``.
+
+The shape is ``{"repositories": [{url, name, commit, lean_version, lean_dojo_version,
+metadata: {date_processed, …}, total_theorems, num_… counts, proven_theorems,
+sorry_theorems_proved, sorry_theorems_unproved, premise_files, files_traced, pr_url}]}``.
+Positions are written as ``[line, column]`` lists (LeanDojo-v2's ``parse_pos`` reads lists as
+well as ``"Pos(l, c)"`` strings, and so does our importer), so the file imports back unchanged.
+Written atomically, one repository at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from leantrain.export.theorem_stream import iter_theorems
+
+if TYPE_CHECKING:
+    from leantrain.export.database import Database
+
+_STATUS_KEYS = {
+    "proven": "proven_theorems",
+    "sorry_proved": "sorry_theorems_proved",
+    "sorry_unproved": "sorry_theorems_unproved",
+}
+
+
+def dump_dynamic_database(db: Database, path: str | Path, repos: list[str] | None = None) -> Path:
+    """Write ``repos`` (all when None) of ``db`` to ``path``; returns the path."""
+    path = Path(path)
+    row_ids = db.repo_row_ids(repos)
+    by_id = {r.row_id: r for r in db.list_repositories()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    conn = db.conn
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write('{"repositories": [')
+            for n, rid in enumerate(row_ids):
+                r = by_id[rid]
+                head = {
+                    "url": r.url,
+                    "name": r.name,
+                    "commit": r.commit,
+                    "lean_version": r.lean_version,
+                    "lean_dojo_version": r.lean_dojo_version,
+                    "metadata": {**r.metadata, "date_processed": r.date_processed.isoformat()},
+                }
+                counts = dict(
+                    conn.execute(
+                        "SELECT status, COUNT(*) FROM theorems WHERE repo_id = ? GROUP BY status",
+                        (rid,),
+                    ).fetchall()
+                )
+                head.update(
+                    {
+                        "total_theorems": r.num_theorems,
+                        "num_proven_theorems": counts.get("proven", 0),
+                        "num_sorry_theorems": counts.get("sorry_proved", 0)
+                        + counts.get("sorry_unproved", 0),
+                        "num_sorry_theorems_proved": counts.get("sorry_proved", 0),
+                        "num_sorry_theorems_unproved": counts.get("sorry_unproved", 0),
+                        "num_premise_files": r.num_premise_files,
+                        "num_premises": r.num_premises,
+                        "num_files_traced": r.num_traced_files,
+                    }
+                )
+                f.write(("\n" if n == 0 else ",\n") + json.dumps(head, ensure_ascii=False)[:-1])
+                for status, list_key in _STATUS_KEYS.items():
+                    conn.execute("DROP TABLE IF EXISTS temp._dump")
+                    conn.execute("CREATE TEMP TABLE _dump (theorem_id INTEGER PRIMARY KEY)")
+                    conn.execute(
+                        "INSERT INTO temp._dump SELECT id FROM theorems WHERE repo_id = ? AND status = ?",
+                        (rid, status),
+                    )
+                    f.write(f', "{list_key}": [')
+                    for i, (_, thm) in enumerate(iter_theorems(conn, "temp._dump")):
+                        f.write(("\n" if i == 0 else ",\n") + json.dumps(thm, ensure_ascii=False))
+                    f.write("]")
+                    conn.execute("DROP TABLE temp._dump")
+                f.write(', "premise_files": [')
+                for i, (fid, fpath, imports) in enumerate(
+                    conn.execute(
+                        "SELECT id, path, imports FROM premise_files WHERE repo_id = ? ORDER BY id",
+                        (rid,),
+                    ).fetchall()
+                ):
+                    premises = []
+                    for name, code, sl, sc, el, ec, kind, extra in conn.execute(
+                        "SELECT full_name, code, start_line, start_col, end_line, end_col, kind, extra "
+                        "FROM premises WHERE file_id = ? ORDER BY idx",
+                        (fid,),
+                    ):
+                        p = {
+                            "full_name": name,
+                            "code": code,
+                            "start": [sl, sc],
+                            "end": [el, ec],
+                            "kind": kind,
+                        }
+                        if extra:
+                            p.update(json.loads(extra))
+                        premises.append(p)
+                    line = {"path": fpath, "imports": json.loads(imports), "premises": premises}
+                    f.write(("\n" if i == 0 else ",\n") + json.dumps(line, ensure_ascii=False))
+                traced = [
+                    p
+                    for (p,) in conn.execute(
+                        "SELECT path FROM traced_files WHERE repo_id = ? ORDER BY idx", (rid,)
+                    )
+                ]
+                f.write('], "files_traced": ' + json.dumps(traced, ensure_ascii=False))
+                f.write(', "pr_url": ' + json.dumps(r.pr_url) + "}")
+            f.write("\n]}\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path

@@ -1,0 +1,367 @@
+"""``export_merged_data``: the LeanDojo-v2 export of a set of repositories of the database.
+
+The output directory holds, with LeanDojo-v2's names and fields::
+
+    random/{train,val,test}.json          novel_premises/{train,val,test}.json
+    corpus.jsonl                          traced_files.jsonl
+    metadata.json
+
+Theorems are deduplicated across repositories by ``(file_path, full_name, start, end)``, the
+repository with the newest ``date_processed`` winning (a tie goes to the later import).
+Tactics whose ``state_before`` is ``no goals`` or that contain ``·`` are left out. Splits are
+assigned by seeded hashes (:mod:`leantrain.export.splits`), so they are deterministic and
+stable as repositories are added. Corpus files are merged by path (newest repository wins).
+The directory is built under a temporary name and swapped in at the end: an interrupted
+export never destroys the previous one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from leantrain.core.atomic import atomic_directory
+from leantrain.core.config import config_from_dict
+from leantrain.core.errors import DataError
+from leantrain.export.database import Database
+from leantrain.export.export_config import ExportConfig
+from leantrain.export.sources import SPLIT_NAMES, STRATEGIES
+from leantrain.export.splits import (
+    calibrate_rate,
+    novel_split,
+    premise_held_out,
+    random_split,
+    theorem_key,
+)
+from leantrain.export.theorem_stream import DROP_TACTIC_SQL, iter_theorems
+
+
+@dataclass
+class ExportResult:
+    """What :func:`export_merged_data` wrote."""
+
+    out_dir: Path
+    repos: list[str]
+    num_theorems: int
+    num_tactics: int
+    duplicates_dropped: int
+    dropped_tactics: int
+    split_sizes: dict[str, dict[str, int]]
+    num_premise_files: int
+    num_premises: int
+    num_traced_files: int
+    novel_premise_rate: float
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (also stored under ``"leantrain"`` in metadata.json)."""
+        return {
+            "out_dir": str(self.out_dir),
+            "repos": self.repos,
+            "num_theorems": self.num_theorems,
+            "num_tactics": self.num_tactics,
+            "duplicates_dropped": self.duplicates_dropped,
+            "dropped_tactics": self.dropped_tactics,
+            "split_sizes": self.split_sizes,
+            "num_premise_files": self.num_premise_files,
+            "num_premises": self.num_premises,
+            "num_traced_files": self.num_traced_files,
+            "novel_premise_rate": self.novel_premise_rate,
+            "config": self.config,
+        }
+
+
+class _ArrayWriter:
+    """Writes a JSON array one element per line, without holding the elements."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.f: IO[str] = path.open("w", encoding="utf-8")
+        self.f.write("[")
+        self.count = 0
+
+    def write(self, obj: Any) -> None:
+        self.f.write("\n" if self.count == 0 else ",\n")
+        self.f.write(json.dumps(obj, ensure_ascii=False))
+        self.count += 1
+
+    def close(self) -> None:
+        self.f.write("\n]\n" if self.count else "]\n")
+        self.f.close()
+
+
+def _open(db: Database | str | Path) -> tuple[Database, bool]:
+    if isinstance(db, Database):
+        return db, False
+    return Database(db, create=False), True
+
+
+def _config(
+    config: ExportConfig | dict[str, Any] | None, overrides: dict[str, Any]
+) -> ExportConfig:
+    if isinstance(config, ExportConfig):
+        base = {k: getattr(config, k) for k in ExportConfig.__dataclass_fields__}
+    else:
+        base = dict(config or {})
+    base.update(overrides)
+    return config_from_dict(ExportConfig, base, source="export config")
+
+
+def select_theorems(db: Database, repos: list[str] | None) -> tuple[list[int], int]:
+    """Fill ``temp._sel`` with the deduplicated theorem ids of ``repos``.
+
+    Returns the repository row ids and the number of duplicates dropped. Raises
+    :class:`DataError` for an unknown repository or an empty selection.
+    """
+    if repos is not None and len(repos) == 0:
+        raise DataError(
+            db.path,
+            "empty selection: no repositories given",
+            hint="name at least one --repo, or none for all",
+        )
+    row_ids = db.repo_row_ids(repos)
+    if not row_ids:
+        raise DataError(
+            db.path,
+            "the database holds no repositories",
+            hint="import data first: leantrain export import PATH",
+        )
+    conn = db.conn
+    conn.execute("DROP TABLE IF EXISTS temp._sel_repos")
+    conn.execute("DROP TABLE IF EXISTS temp._sel")
+    conn.execute("CREATE TEMP TABLE _sel_repos (id INTEGER PRIMARY KEY)")
+    conn.execute("CREATE TEMP TABLE _sel (theorem_id INTEGER PRIMARY KEY)")
+    conn.executemany("INSERT OR IGNORE INTO temp._sel_repos VALUES (?)", [(r,) for r in row_ids])
+    total = conn.execute(
+        "SELECT COUNT(*) FROM theorems WHERE repo_id IN (SELECT id FROM temp._sel_repos)"
+    ).fetchone()[0]
+    conn.execute(
+        "INSERT INTO temp._sel (theorem_id) SELECT id FROM ("
+        " SELECT t.id AS id, ROW_NUMBER() OVER ("
+        "  PARTITION BY t.file_path, t.full_name, t.start_line, t.start_col, t.end_line, t.end_col"
+        "  ORDER BY r.date_processed DESC, r.id DESC) AS rn"
+        " FROM theorems t JOIN repositories r ON r.id = t.repo_id"
+        " WHERE t.repo_id IN (SELECT id FROM temp._sel_repos)) WHERE rn = 1"
+    )
+    kept = conn.execute("SELECT COUNT(*) FROM temp._sel").fetchone()[0]
+    if kept == 0:
+        names = ", ".join(repos) if repos else "all repositories"
+        raise DataError(
+            db.path,
+            f"empty selection: {names} hold no theorems",
+            hint="import traced data for them first",
+        )
+    return row_ids, total - kept
+
+
+def theorem_premises(db: Database, *, drop_tactics: bool) -> dict[int, set[str]]:
+    """Distinct premise names used by each selected theorem (in its exported tactics)."""
+    where = f"WHERE {DROP_TACTIC_SQL}" if drop_tactics else ""
+    out: dict[int, set[str]] = {}
+    for tid, name in db.conn.execute(
+        "SELECT DISTINCT ta.theorem_id, a.full_name FROM temp._sel s "
+        f"JOIN tactics ta ON ta.theorem_id = s.theorem_id JOIN annotations a ON a.tactic_id = ta.id {where}"
+    ):
+        out.setdefault(tid, set()).add(name)
+    return out
+
+
+def premise_count_histogram(
+    db: Database, repos: list[str] | None, *, drop_tactics: bool = True
+) -> tuple[dict[int, int], int]:
+    """``({k: theorems with k distinct premises}, number of theorems)`` of a deduplicated selection."""
+    db.conn.execute("BEGIN")
+    try:
+        select_theorems(db, repos)
+        premises = theorem_premises(db, drop_tactics=drop_tactics)
+        n = db.conn.execute("SELECT COUNT(*) FROM temp._sel").fetchone()[0]
+    finally:
+        db.conn.execute("COMMIT")
+    hist = Counter(len(v) for v in premises.values())
+    hist[0] += n - len(premises)
+    return dict(hist), n
+
+
+def export_merged_data(
+    db: Database | str | Path,
+    repos: list[str] | None,
+    out_dir: str | Path,
+    config: ExportConfig | dict[str, Any] | None = None,
+    **overrides: Any,
+) -> ExportResult:
+    """Export the merged data of ``repos`` (ids ``"URL@COMMIT"``; None: all) to ``out_dir``.
+
+    ``config`` (an :class:`ExportConfig` or a dict) and keyword overrides set the split
+    fractions, the seed and the novel-premise rate. Returns an :class:`ExportResult`. An
+    unknown repository or an empty selection is a :class:`DataError`; nothing is written then.
+    """
+    cfg = _config(config, overrides)
+    database, owned = _open(db)
+    try:
+        return _export(database, repos, Path(out_dir), cfg)
+    finally:
+        if owned:
+            database.close()
+
+
+def _export(
+    db: Database, repos: list[str] | None, out_dir: Path, cfg: ExportConfig
+) -> ExportResult:
+    conn = db.conn
+    conn.execute("BEGIN")  # one read snapshot for the whole export
+    try:
+        row_ids, duplicates = select_theorems(db, repos)
+        repo_ids = [
+            f"{u}@{c}"
+            for u, c in (
+                conn.execute(
+                    "SELECT url, commit_hash FROM repositories WHERE id = ?", (r,)
+                ).fetchone()
+                for r in row_ids
+            )
+        ]
+        premises = theorem_premises(db, drop_tactics=cfg.drop_tactics)
+        num_theorems = conn.execute("SELECT COUNT(*) FROM temp._sel").fetchone()[0]
+        rate = cfg.novel_premise_rate
+        if rate is None:
+            hist = Counter(len(v) for v in premises.values())
+            hist[0] += num_theorems - len(premises)
+            rate = calibrate_rate(cfg.val_fraction + cfg.test_fraction, dict(hist), num_theorems)
+        held_cache: dict[str, bool] = {}
+
+        def uses_held_out(tid: int) -> bool:
+            for name in premises.get(tid, ()):
+                held = held_cache.get(name)
+                if held is None:
+                    held = held_cache[name] = premise_held_out(cfg.seed, name, rate)
+                if held:
+                    return True
+            return False
+
+        total_tactics = conn.execute(
+            "SELECT COUNT(*) FROM temp._sel s JOIN tactics ta ON ta.theorem_id = s.theorem_id"
+        ).fetchone()[0]
+        with atomic_directory(out_dir) as tmp:
+            writers = {
+                (s, n): _ArrayWriter(tmp / s / f"{n}.json") for s in STRATEGIES for n in SPLIT_NAMES
+            }
+            num_tactics = 0
+            try:
+                for tid, thm in iter_theorems(conn, "temp._sel", drop_tactics=cfg.drop_tactics):
+                    key = theorem_key(thm["file_path"], thm["full_name"], thm["start"], thm["end"])
+                    num_tactics += len(thm["traced_tactics"])
+                    writers[
+                        "random", random_split(cfg.seed, key, cfg.val_fraction, cfg.test_fraction)
+                    ].write(thm)
+                    split = novel_split(
+                        cfg.seed, key, uses_held_out(tid), cfg.val_fraction, cfg.test_fraction
+                    )
+                    writers["novel_premises", split].write(thm)
+            finally:
+                for w in writers.values():
+                    w.close()
+            num_files, num_premises = _write_corpus(db, tmp / "corpus.jsonl")
+            num_traced = _write_traced_files(db, tmp / "traced_files.jsonl")
+            sizes = {s: {n: writers[s, n].count for n in SPLIT_NAMES} for s in STRATEGIES}
+            result = ExportResult(
+                out_dir=out_dir,
+                repos=repo_ids,
+                num_theorems=num_theorems,
+                num_tactics=num_tactics,
+                duplicates_dropped=duplicates,
+                dropped_tactics=total_tactics - num_tactics,
+                split_sizes=sizes,
+                num_premise_files=num_files,
+                num_premises=num_premises,
+                num_traced_files=num_traced,
+                novel_premise_rate=rate,
+                config={k: getattr(cfg, k) for k in ExportConfig.__dataclass_fields__},
+            )
+            _write_metadata(db, row_ids, tmp / "metadata.json", result)
+    finally:
+        conn.execute("DROP TABLE IF EXISTS temp._sel")
+        conn.execute("DROP TABLE IF EXISTS temp._sel_repos")
+        conn.execute("COMMIT")
+    return result
+
+
+def _write_corpus(db: Database, path: Path) -> tuple[int, int]:
+    winners: dict[str, tuple[int, str]] = {}
+    for fid, fpath, imports in db.conn.execute(
+        "SELECT f.id, f.path, f.imports FROM premise_files f JOIN repositories r ON r.id = f.repo_id "
+        "WHERE f.repo_id IN (SELECT id FROM temp._sel_repos) ORDER BY r.date_processed DESC, r.id DESC, f.id"
+    ):
+        winners.setdefault(fpath, (fid, imports))
+    num_premises = 0
+    with path.open("w", encoding="utf-8") as f:
+        for fpath, (fid, imports) in sorted(winners.items(), key=lambda kv: kv[1][0]):
+            premises = []
+            for name, code, sl, sc, el, ec, kind, extra in db.conn.execute(
+                "SELECT full_name, code, start_line, start_col, end_line, end_col, kind, extra "
+                "FROM premises WHERE file_id = ? ORDER BY idx",
+                (fid,),
+            ):
+                p = {
+                    "full_name": name,
+                    "code": code,
+                    "start": [sl, sc],
+                    "end": [el, ec],
+                    "kind": kind,
+                }
+                if extra:
+                    p.update(json.loads(extra))
+                premises.append(p)
+            num_premises += len(premises)
+            line = {"path": fpath, "imports": json.loads(imports), "premises": premises}
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return len(winners), num_premises
+
+
+def _write_traced_files(db: Database, path: Path) -> int:
+    seen: set[str] = set()
+    with path.open("w", encoding="utf-8") as f:
+        for (p,) in db.conn.execute(
+            "SELECT path FROM traced_files WHERE repo_id IN (SELECT id FROM temp._sel_repos) ORDER BY repo_id, idx"
+        ):
+            if p not in seen:
+                seen.add(p)
+                f.write(json.dumps({"traced_file_path": p}, ensure_ascii=False) + "\n")
+    return len(seen)
+
+
+def _write_metadata(db: Database, row_ids: list[int], path: Path, result: ExportResult) -> None:
+    repos = [r for r in db.list_repositories() if r.row_id in set(row_ids)]
+    q = db.conn.execute
+    sel = "repo_id IN (SELECT id FROM temp._sel_repos)"
+    meta = {
+        "repositories": [
+            {
+                "url": r.url,
+                "name": r.name,
+                "commit": r.commit,
+                "lean_version": r.lean_version,
+                "lean_dojo_version": r.lean_dojo_version,
+                "metadata": {**r.metadata, "date_processed": r.date_processed.isoformat()},
+            }
+            for r in repos
+        ],
+        "total_theorems": sum(r.num_theorems for r in repos),
+        "num_proven_theorems": q(
+            f"SELECT COUNT(*) FROM theorems WHERE {sel} AND status = 'proven'"
+        ).fetchone()[0],
+        "num_sorry_theorems": q(
+            f"SELECT COUNT(*) FROM theorems WHERE {sel} AND status != 'proven'"
+        ).fetchone()[0],
+        "num_premise_files": sum(r.num_premise_files for r in repos),
+        "num_premises": sum(r.num_premises for r in repos),
+        "num_files_traced": sum(r.num_traced_files for r in repos),
+        "creation_time": dt.datetime.now(dt.UTC).isoformat(),
+        "leantrain": result.to_json(),
+    }
+    path.write_text(
+        json.dumps(meta, ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8"
+    )

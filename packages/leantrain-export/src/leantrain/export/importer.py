@@ -1,0 +1,295 @@
+"""Write a stream of :class:`~leantrain.export.sources.SourceItem` into the database.
+
+The caller holds one transaction around :func:`import_items`; rows are buffered and written
+with ``executemany`` in batches, and row ids are allocated here (not read back one insert at a
+time), which is what makes a 100k-theorem import take seconds.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from leantrain.core.errors import DataError
+from leantrain.core.lean_text import contains_sorry
+from leantrain.core.schemas import CorpusFile, Theorem, TracedTactic, validate_record
+from leantrain.export.sources import RepoInfo, SourceItem, repo_name
+
+_BATCH = 20_000
+_THEOREM_FIELDS = set(Theorem.model_fields)
+_TACTIC_FIELDS = set(TracedTactic.model_fields)
+_PREMISE_FIELDS = {"full_name", "code", "start", "end", "kind"}
+
+
+def iso(date: dt.datetime) -> str:
+    """The stored form of a date: ISO 8601 in UTC with microseconds, so text order = time order."""
+    return date.astimezone(dt.UTC).isoformat(timespec="microseconds")
+
+
+def _extra(obj: dict[str, Any], known: set[str]) -> str | None:
+    rest = {k: v for k, v in obj.items() if k not in known}
+    return json.dumps(rest, ensure_ascii=False) if rest else None
+
+
+class Importer:
+    """Buffers rows of one import; call :meth:`add` for each item, then :meth:`finish`."""
+
+    def __init__(
+        self, conn: sqlite3.Connection, *, date_processed: dt.datetime | None = None
+    ) -> None:
+        self.conn = conn
+        self.date_override = date_processed
+        self.now = dt.datetime.now(dt.UTC)
+        self.repo_ids: dict[tuple[str, str], int] = {}
+        self.seen_theorems: dict[int, set[tuple[Any, ...]]] = {}
+        self.seen_files: dict[int, set[str]] = {}
+        self.seen_traced: dict[int, set[str]] = {}
+        self.has_corpus: set[int] = set()
+        self.duplicates = 0
+
+        def next_id(table: str, col: str = "id") -> int:
+            return (conn.execute(f"SELECT MAX({col}) FROM {table}").fetchone()[0] or 0) + 1
+
+        self._theorem_id = next_id("theorems")
+        self._tactic_id = next_id("tactics")
+        self._file_id = next_id("premise_files")
+        self._rows: dict[str, list[tuple[Any, ...]]] = {
+            "theorems": [],
+            "tactics": [],
+            "annotations": [],
+            "premise_files": [],
+            "premises": [],
+            "traced_files": [],
+        }
+
+    # -- repositories ---------------------------------------------------------------------------
+    def _repository(self, key: tuple[str, str], info: RepoInfo | None = None) -> int:
+        if key in self.repo_ids and info is None:
+            return self.repo_ids[key]
+        if key in self.repo_ids:  # metadata for a repo already started: update its row
+            self._update_repo(self.repo_ids[key], info)
+            return self.repo_ids[key]
+        info = info or RepoInfo(url=key[0], commit=key[1])
+        self.flush()
+        # Re-importing a repository replaces it, within this same transaction.
+        self.conn.execute("DELETE FROM repositories WHERE url = ? AND commit_hash = ?", key)
+        cur = self.conn.execute(
+            "INSERT INTO repositories (url, commit_hash, name, lean_version, lean_dojo_version, "
+            "date_processed, metadata, pr_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            self._repo_row(info),
+        )
+        rid = int(cur.lastrowid or 0)
+        self.repo_ids[key] = rid
+        self.seen_theorems[rid] = set()
+        self.seen_files[rid] = set()
+        self.seen_traced[rid] = set()
+        return rid
+
+    def _repo_row(self, info: RepoInfo) -> tuple[Any, ...]:
+        date = self.date_override or info.date_processed or self.now
+        return (
+            info.url,
+            info.commit,
+            info.name or repo_name(info.url),
+            info.lean_version,
+            info.lean_dojo_version,
+            iso(date),
+            json.dumps(info.metadata, ensure_ascii=False, default=str),
+            info.pr_url,
+        )
+
+    def _update_repo(self, rid: int, info: RepoInfo) -> None:
+        row = self._repo_row(info)
+        self.conn.execute(
+            "UPDATE repositories SET name = ?, lean_version = ?, lean_dojo_version = ?, "
+            "date_processed = ?, metadata = ?, pr_url = ? WHERE id = ?",
+            (*row[2:], rid),
+        )
+
+    def _owners(self, item: SourceItem) -> list[int]:
+        if item.repo is not None:
+            return [self._repository(item.repo)]
+        if not self.repo_ids:
+            raise DataError(
+                item.path,
+                "corpus or traced files without any repository",
+                hint="the source needs metadata.json or at least one theorem naming its url and commit",
+            )
+        return list(self.repo_ids.values())
+
+    # -- items ----------------------------------------------------------------------------------
+    def add(self, item: SourceItem) -> None:
+        """Buffer one item (validated; a bad record raises DataError naming file and record)."""
+        if item.kind == "repo":
+            self._repository((item.value.url, item.value.commit), item.value)
+        elif item.kind == "theorem":
+            self._add_theorem(item)
+        elif item.kind == "premise_file":
+            self._add_premise_file(item)
+        elif item.kind == "traced_file":
+            for rid in self._owners(item):
+                if item.value not in self.seen_traced[rid]:
+                    self.seen_traced[rid].add(item.value)
+                    self._rows["traced_files"].append((rid, len(self.seen_traced[rid]), item.value))
+        if len(self._rows["tactics"]) + len(self._rows["theorems"]) >= _BATCH:
+            self.flush()
+
+    def _add_theorem(self, item: SourceItem) -> None:
+        raw = item.value
+        thm = validate_record(Theorem, raw, path=item.path, index=item.index)
+        rid = self._repository(item.repo or (thm.url, thm.commit))
+        key = (thm.file_path, thm.full_name, *thm.start, *thm.end)
+        seen = self.seen_theorems[rid]
+        if key in seen:
+            self.duplicates += 1
+            return
+        seen.add(key)
+        tactics = thm.traced_tactics
+        status = item.status or (
+            "sorry_unproved" if any(contains_sorry(t.tactic) for t in tactics) else "proven"
+        )
+        tid = self._theorem_id
+        self._theorem_id += 1
+        self._rows["theorems"].append(
+            (
+                tid,
+                rid,
+                thm.file_path,
+                thm.full_name,
+                thm.theorem_statement,
+                *thm.start,
+                *thm.end,
+                status,
+                len(tactics),
+                _extra(raw, _THEOREM_FIELDS),
+            )
+        )
+        raw_tactics = raw.get("traced_tactics") or []
+        for i, tac in enumerate(tactics):
+            tacid = self._tactic_id
+            self._tactic_id += 1
+            ann = tac.annotated_tactic
+            raw_tac = (
+                raw_tactics[i] if i < len(raw_tactics) and isinstance(raw_tactics[i], dict) else {}
+            )
+            self._rows["tactics"].append(
+                (
+                    tacid,
+                    tid,
+                    i,
+                    tac.tactic,
+                    None if ann is None else ann[0],
+                    tac.state_before,
+                    tac.state_after,
+                    _extra(raw_tac, _TACTIC_FIELDS),
+                )
+            )
+            if ann is not None:
+                self._rows["annotations"].extend(
+                    (tacid, j, p.full_name, p.def_path, *p.def_pos, *p.def_end_pos)
+                    for j, p in enumerate(ann[1])
+                )
+
+    def _add_premise_file(self, item: SourceItem) -> None:
+        raw = item.value
+        pf = validate_record(CorpusFile, raw, path=item.path, index=item.index)
+        raw_premises = raw.get("premises") or []
+        for rid in self._owners(item):
+            self.has_corpus.add(rid)
+            if pf.path in self.seen_files[rid]:
+                continue
+            self.seen_files[rid].add(pf.path)
+            fid = self._file_id
+            self._file_id += 1
+            self._rows["premise_files"].append(
+                (fid, rid, pf.path, json.dumps(pf.imports, ensure_ascii=False))
+            )
+            self._rows["premises"].extend(
+                (
+                    fid,
+                    j,
+                    p.full_name,
+                    p.code,
+                    *p.start,
+                    *p.end,
+                    p.kind,
+                    _extra(raw_premises[j], _PREMISE_FIELDS),
+                )
+                for j, p in enumerate(pf.premises)
+            )
+
+    # -- writing --------------------------------------------------------------------------------
+    _SQL = {
+        "theorems": "INSERT INTO theorems VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "tactics": "INSERT INTO tactics VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "annotations": "INSERT INTO annotations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "premise_files": "INSERT INTO premise_files VALUES (?, ?, ?, ?)",
+        "premises": "INSERT INTO premises VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "traced_files": "INSERT INTO traced_files VALUES (?, ?, ?)",
+    }
+
+    def flush(self) -> None:
+        """Write the buffered rows (parents before children, for the foreign keys)."""
+        for table, rows in self._rows.items():
+            if rows:
+                self.conn.executemany(self._SQL[table], rows)
+                rows.clear()
+
+    def finish(self) -> list[str]:
+        """Flush, build annotation-only corpora where the source had none; the repo ids."""
+        self.flush()
+        for rid in self.repo_ids.values():
+            if rid not in self.has_corpus:
+                corpus_from_annotations(self.conn, rid, self._next_file_id())
+        return [f"{url}@{commit}" for url, commit in self.repo_ids]
+
+    def _next_file_id(self) -> int:
+        return (self.conn.execute("SELECT MAX(id) FROM premise_files").fetchone()[0] or 0) + 1
+
+
+def corpus_from_annotations(conn: sqlite3.Connection, repo_id: int, first_file_id: int) -> int:
+    """Premise files of ``repo_id`` built from its annotations (no code, imports unknown).
+
+    Used when a source has no ``corpus.jsonl`` (the lean4-example export): each annotated
+    premise becomes ``{full_name, code: "", start: def_pos, end: def_end_pos, kind: "theorem"}``
+    in the file of its ``def_path``. Returns the number of files written.
+    """
+    rows = conn.execute(
+        "SELECT a.def_path, a.full_name, MIN(a.def_line), MIN(a.def_col), MAX(a.def_end_line), "
+        "MAX(a.def_end_col) FROM annotations a JOIN tactics ta ON ta.id = a.tactic_id "
+        "JOIN theorems t ON t.id = ta.theorem_id WHERE t.repo_id = ? "
+        "GROUP BY a.def_path, a.full_name ORDER BY a.def_path, MIN(a.def_line), MIN(a.def_col), a.full_name",
+        (repo_id,),
+    ).fetchall()
+    files: dict[str, int] = {}
+    premises: list[tuple[Any, ...]] = []
+    counters: dict[int, int] = {}
+    for path, name, sl, sc, el, ec in rows:
+        if path not in files:
+            files[path] = first_file_id + len(files)
+        fid = files[path]
+        idx = counters.get(fid, 0)
+        counters[fid] = idx + 1
+        premises.append((fid, idx, name, "", sl, sc, el, ec, "theorem", None))
+    conn.executemany(
+        "INSERT INTO premise_files VALUES (?, ?, ?, '[]')",
+        [(fid, repo_id, p) for p, fid in files.items()],
+    )
+    conn.executemany("INSERT INTO premises VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", premises)
+    return len(files)
+
+
+def import_items(
+    conn: sqlite3.Connection,
+    items: Iterable[SourceItem],
+    *,
+    date_processed: dt.datetime | None = None,
+) -> list[str]:
+    """Import ``items`` on ``conn`` (the caller owns the transaction); returns the repo ids."""
+    importer = Importer(conn, date_processed=date_processed)
+    for item in items:
+        importer.add(item)
+    return importer.finish()

@@ -1,0 +1,409 @@
+"""Readers of the data formats a database imports, as one stream of :class:`SourceItem`.
+
+Recognised sources (see :func:`read_source`):
+
+* a LeanDojo-v2 export directory (``metadata.json``, ``random/`` or ``novel_premises/``,
+  optionally ``corpus.jsonl`` and ``traced_files.jsonl``), single- or multi-repository;
+* a LeanDojo Benchmark 4 directory: the same without ``metadata.json`` (url and commit come
+  from the theorems), or a directory of bare split files (``*.json`` arrays of theorems);
+* a LeanDojo-v2 / LeanAgent ``dynamic_database.json``.
+
+Big JSON arrays are read incrementally (:func:`iter_json_array`), so importing a 100k-theorem
+split does not hold the whole file's objects in memory.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from leantrain.core.errors import DataError
+from leantrain.core.schemas import iter_jsonl, read_json
+
+SPLIT_NAMES = ("train", "val", "test")
+STRATEGIES = ("random", "novel_premises")
+
+
+@dataclass
+class RepoInfo:
+    """What a source says about one repository (everything but its theorems and files)."""
+
+    url: str
+    commit: str
+    name: str = ""
+    lean_version: str = ""
+    lean_dojo_version: str = ""
+    date_processed: dt.datetime | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    pr_url: str | None = None
+
+
+@dataclass
+class SourceItem:
+    """One item of a source stream.
+
+    ``kind`` is ``"repo"`` (``value`` a :class:`RepoInfo`), ``"theorem"`` (``value`` a theorem
+    dict, ``status`` set when the source says so), ``"premise_file"`` (a corpus line dict) or
+    ``"traced_file"`` (a path string). ``repo`` is the ``(url, commit)`` the item belongs to,
+    or None for "every repository of this source" (a corpus shared by a merged export).
+    ``path``/``index`` locate the record for error messages.
+    """
+
+    kind: str
+    value: Any
+    repo: tuple[str, str] | None = None
+    status: str | None = None
+    path: Path | None = None
+    index: int | None = None
+
+
+def parse_datetime(
+    value: Any, *, path: Path | None = None, field_name: str = "date_processed"
+) -> dt.datetime:
+    """An aware UTC datetime from an ISO string (naive times are taken as UTC) or a datetime."""
+    if isinstance(value, dt.datetime):
+        parsed = value
+    else:
+        try:
+            parsed = dt.datetime.fromisoformat(str(value))
+        except ValueError:
+            raise DataError(
+                path,
+                f"not an ISO 8601 date: {value!r}",
+                field=field_name,
+                hint="write it as 2024-05-01T12:00:00",
+            ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.UTC)
+    return parsed.astimezone(dt.UTC)
+
+
+_POS_RE = re.compile(
+    r"^\s*(?:Pos)?\s*\(\s*(?:line_nb\s*=\s*)?(-?\d+)\s*,\s*(?:column_nb\s*=\s*)?(-?\d+)\s*\)\s*$"
+)
+
+
+def parse_pos(value: Any) -> Any:
+    """``[line, col]`` from a list or LeanAgent's ``"Pos(l, c)"`` / ``"(l, c)"`` strings.
+
+    Anything else is returned unchanged for the schema validation to reject with a clear error.
+    """
+    if isinstance(value, str):
+        m = _POS_RE.match(value)
+        if m:
+            return [int(m.group(1)), int(m.group(2))]
+    return value
+
+
+def repo_name(url: str) -> str:
+    """A short name for a repository URL: ``owner/repo`` for hosted ones, else the last part."""
+    parts = [p for p in re.split(r"[/:]", url.rstrip("/")) if p]
+    if not parts:
+        return url
+    last = parts[-1].removesuffix(".git")
+    if re.match(r"^(https?|ssh|git)$", parts[0]) or "@" in url.split("/")[0] or "." in parts[0]:
+        return "/".join([*parts[-2:-1], last]) if len(parts) >= 3 else last
+    return last
+
+
+# -- streaming JSON ------------------------------------------------------------------------------
+def iter_json_array(path: str | Path, *, chunk_size: int = 1 << 20) -> Iterator[tuple[int, Any]]:
+    """Yield ``(index, element)`` of a JSON array file without loading it whole.
+
+    A missing file, a top level that is not an array, or malformed JSON is a
+    :class:`DataError` naming the file (and the element index where the JSON broke).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, "file not found", hint="check the path")
+    decoder = json.JSONDecoder()
+    ws = " \t\r\n"
+    with path.open(encoding="utf-8") as f:
+        buf = f.read(chunk_size)
+        eof = len(buf) < chunk_size
+        pos = 0
+
+        def more() -> bool:
+            nonlocal buf, pos, eof
+            if eof:
+                return False
+            chunk = f.read(chunk_size)
+            eof = len(chunk) < chunk_size
+            buf = buf[pos:] + chunk
+            pos = 0
+            return bool(chunk)
+
+        def skip_ws() -> None:
+            nonlocal pos
+            while True:
+                while pos < len(buf) and buf[pos] in ws:
+                    pos += 1
+                if pos < len(buf) or not more():
+                    return
+
+        skip_ws()
+        if pos >= len(buf) or buf[pos] != "[":
+            found = "an empty file" if pos >= len(buf) else f"{buf[pos]!r}"
+            raise DataError(
+                path,
+                f"expected a JSON array of theorems, found {found}",
+                hint="LeanDojo split files hold a list of theorem objects",
+            )
+        pos += 1
+        index = 0
+        skip_ws()
+        if pos < len(buf) and buf[pos] == "]":
+            return
+        while True:
+            skip_ws()
+            while True:
+                try:
+                    obj, end = decoder.raw_decode(buf, pos)
+                    # A number or literal cut at the chunk end decodes "successfully" too short.
+                    if end == len(buf) and not eof and more():
+                        continue
+                    break
+                except json.JSONDecodeError as e:
+                    if more():
+                        continue
+                    line = buf.count("\n", 0, e.pos) + 1
+                    raise DataError(
+                        path,
+                        f"malformed JSON in element {index} ({e.msg}, line {line} of the element's chunk)",
+                        index=index,
+                        hint="the file must be a valid JSON array",
+                    ) from None
+            yield index, obj
+            index += 1
+            pos = end
+            skip_ws()
+            if pos < len(buf) and buf[pos] == ",":
+                pos += 1
+                continue
+            if pos < len(buf) and buf[pos] == "]":
+                return
+            raise DataError(
+                path,
+                f"malformed JSON after element {index - 1}: expected ',' or ']'",
+                index=index - 1,
+                hint="the file must be a valid JSON array",
+            )
+
+
+# -- format detection ---------------------------------------------------------------------------
+def _split_files(root: Path) -> list[Path]:
+    """The theorem files of an export / benchmark directory (one strategy only, no duplicates)."""
+    for strategy in STRATEGIES:
+        d = root / strategy
+        if d.is_dir():
+            files = [d / f"{s}.json" for s in SPLIT_NAMES if (d / f"{s}.json").is_file()]
+            if files:
+                return files
+    return sorted(p for p in root.glob("*.json") if p.name != "metadata.json")
+
+
+def _repo_infos_from_metadata(path: Path, meta: Any) -> list[RepoInfo]:
+    if not isinstance(meta, dict):
+        raise DataError(
+            path,
+            f"expected a JSON object, got {type(meta).__name__}",
+            hint="metadata.json is an object",
+        )
+    infos = []
+    if isinstance(meta.get("repositories"), list):  # a LeanDojo-v2 merged export
+        for i, r in enumerate(meta["repositories"]):
+            if not isinstance(r, dict) or "url" not in r or "commit" not in r:
+                raise DataError(
+                    path, "repository needs 'url' and 'commit'", index=i, field="repositories"
+                )
+            m = dict(r.get("metadata") or {})
+            date = m.pop("date_processed", None)
+            infos.append(
+                RepoInfo(
+                    url=r["url"],
+                    commit=r["commit"],
+                    name=r.get("name") or repo_name(r["url"]),
+                    lean_version=r.get("lean_version") or "",
+                    lean_dojo_version=r.get("lean_dojo_version") or "",
+                    date_processed=None if date is None else parse_datetime(date, path=path),
+                    metadata=m,
+                    pr_url=r.get("pr_url"),
+                )
+            )
+    elif isinstance(meta.get("from_repo"), dict):  # a lean_dojo trace export
+        r = meta["from_repo"]
+        if "url" not in r or "commit" not in r:
+            raise DataError(path, "from_repo needs 'url' and 'commit'", field="from_repo")
+        date = meta.get("creation_time")
+        extra = {
+            k: v
+            for k, v in meta.items()
+            if k not in ("from_repo", "creation_time", "leandojo_version")
+        }
+        infos.append(
+            RepoInfo(
+                url=r["url"],
+                commit=r["commit"],
+                name=repo_name(r["url"]),
+                lean_version=str(meta.get("lean_version") or ""),
+                lean_dojo_version=str(meta.get("leandojo_version") or ""),
+                date_processed=None
+                if date is None
+                else parse_datetime(date, path=path, field_name="creation_time"),
+                metadata=extra,
+            )
+        )
+    return infos
+
+
+def read_export_dir(root: Path) -> Iterator[SourceItem]:
+    """Items of a LeanDojo-v2 export or LeanDojo benchmark directory."""
+    meta_path = root / "metadata.json"
+    if meta_path.is_file():
+        for info in _repo_infos_from_metadata(meta_path, read_json(meta_path)):
+            yield SourceItem("repo", info)
+    files = _split_files(root)
+    if not files:
+        raise DataError(
+            root,
+            "no theorem files found",
+            hint="expected random/{train,val,test}.json, novel_premises/… or *.json split files",
+        )
+    for f in files:
+        for i, obj in iter_json_array(f):
+            yield SourceItem("theorem", obj, path=f, index=i)
+    corpus = root / "corpus.jsonl"
+    if corpus.is_file():
+        for i, obj in iter_jsonl(corpus):
+            yield SourceItem("premise_file", obj, path=corpus, index=i)
+    traced = root / "traced_files.jsonl"
+    if traced.is_file():
+        for i, obj in iter_jsonl(traced):
+            if not isinstance(obj, dict) or not isinstance(obj.get("traced_file_path"), str):
+                raise DataError(
+                    traced, 'expected {"traced_file_path": …}', index=i, field="traced_file_path"
+                )
+            yield SourceItem("traced_file", obj["traced_file_path"], path=traced, index=i)
+
+
+_DYN_STATUSES = ("proven_theorems", "sorry_theorems_proved", "sorry_theorems_unproved")
+
+
+def _fix_positions(obj: Any) -> Any:
+    """Turn LeanAgent's ``"Pos(l, c)"`` strings into lists inside a theorem or corpus record."""
+    if not isinstance(obj, dict):
+        return obj
+    for key in ("start", "end"):
+        if key in obj:
+            obj[key] = parse_pos(obj[key])
+    for tac in obj.get("traced_tactics") or []:
+        ann = tac.get("annotated_tactic") if isinstance(tac, dict) else None
+        if isinstance(ann, list) and len(ann) == 2 and isinstance(ann[1], list):
+            for a in ann[1]:
+                if isinstance(a, dict):
+                    for key in ("def_pos", "def_end_pos"):
+                        if key in a:
+                            a[key] = parse_pos(a[key])
+    for p in obj.get("premises") or []:
+        if isinstance(p, dict):
+            for key in ("start", "end"):
+                if key in p:
+                    p[key] = parse_pos(p[key])
+    return obj
+
+
+def read_dynamic_database(path: Path) -> Iterator[SourceItem]:
+    """Items of a LeanDojo-v2 / LeanAgent ``dynamic_database.json``."""
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("repositories"), list):
+        raise DataError(
+            path,
+            "expected an object with a 'repositories' list",
+            field="repositories",
+            hint='a dynamic_database.json is {"repositories": [...]}',
+        )
+    for i, r in enumerate(data["repositories"]):
+        for key in ("url", "commit"):
+            if not isinstance(r, dict) or not isinstance(r.get(key), str):
+                raise DataError(
+                    path, "required field is missing", index=i, field=f"repositories[{i}].{key}"
+                )
+        meta = dict(r.get("metadata") or {})
+        date = meta.pop("date_processed", None)
+        info = RepoInfo(
+            url=r["url"],
+            commit=r["commit"],
+            name=r.get("name") or repo_name(r["url"]),
+            lean_version=r.get("lean_version") or "",
+            lean_dojo_version=r.get("lean_dojo_version") or "",
+            date_processed=None if date is None else parse_datetime(date, path=path),
+            metadata=meta,
+            pr_url=r.get("pr_url"),
+        )
+        key = (info.url, info.commit)
+        yield SourceItem("repo", info)
+        for status_key in _DYN_STATUSES:
+            for j, t in enumerate(r.get(status_key) or []):
+                if isinstance(t, dict):
+                    t = _fix_positions(dict(t))
+                    t.setdefault("url", info.url)
+                    t.setdefault("commit", info.commit)
+                    t.pop("difficulty_rating", None)  # derived; recomputed by the curriculum
+                yield SourceItem(
+                    "theorem", t, repo=key, status=_STATUS[status_key], path=path, index=j
+                )
+        for j, pf in enumerate(r.get("premise_files") or []):
+            yield SourceItem(
+                "premise_file",
+                _fix_positions(dict(pf)) if isinstance(pf, dict) else pf,
+                repo=key,
+                path=path,
+                index=j,
+            )
+        for f in r.get("files_traced") or []:
+            yield SourceItem("traced_file", str(f), repo=key, path=path)
+
+
+_STATUS = {
+    "proven_theorems": "proven",
+    "sorry_theorems_proved": "sorry_proved",
+    "sorry_theorems_unproved": "sorry_unproved",
+}
+
+
+def read_source(path: str | Path) -> Iterator[SourceItem]:
+    """The items of whatever source ``path`` is (see the module docstring)."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError(
+            path,
+            "no such file or directory",
+            hint="check the path to the export directory or dynamic_database.json",
+        )
+    if path.is_file():
+        if path.suffix != ".json":
+            raise DataError(
+                path,
+                "not a recognised source",
+                hint="pass an export directory or a dynamic_database.json",
+            )
+        if _first_char(path) == "[":  # a bare split file of theorems
+            return (
+                SourceItem("theorem", obj, path=path, index=i) for i, obj in iter_json_array(path)
+            )
+        return read_dynamic_database(path)
+    return read_export_dir(path)
+
+
+def _first_char(path: Path) -> str:
+    with path.open(encoding="utf-8", errors="replace") as f:
+        while chunk := f.read(4096):
+            stripped = chunk.lstrip()
+            if stripped:
+                return stripped[0]
+    return ""

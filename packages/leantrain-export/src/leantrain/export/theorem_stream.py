@@ -1,0 +1,90 @@
+"""Reassemble theorem records (the LeanDojo JSON shape) from the database, streaming.
+
+Three cursors (theorems, tactics, annotations), each ordered by theorem then position, are
+merged in one pass, so memory stays flat however many theorems are exported.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+DROP_TACTIC_SQL = "ta.state_before != 'no goals' AND instr(ta.tactic, '·') = 0"
+"""Tactics LeanDojo-v2 leaves out of an export: after the proof is done, or focusing dots."""
+
+
+def iter_theorems(
+    conn: sqlite3.Connection,
+    selection: str,
+    *,
+    drop_tactics: bool = False,
+    params: tuple[Any, ...] = (),
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(theorem_row_id, theorem_dict)`` for the theorem ids of table ``selection``.
+
+    ``selection`` names a table with a ``theorem_id`` column (usually a temporary one).
+    With ``drop_tactics`` the tactics matched by :data:`DROP_TACTIC_SQL` are left out.
+    A tactic stored without annotation is written ``annotated_tactic: [tactic, []]``.
+    """
+    where = f"WHERE {DROP_TACTIC_SQL}" if drop_tactics else ""
+    theorems = conn.execute(
+        "SELECT t.id, r.url, r.commit_hash, t.file_path, t.full_name, t.theorem_statement, "
+        "t.start_line, t.start_col, t.end_line, t.end_col, t.extra "
+        f"FROM {selection} s JOIN theorems t ON t.id = s.theorem_id "
+        "JOIN repositories r ON r.id = t.repo_id ORDER BY t.id",
+        params,
+    )
+    tactics = conn.execute(
+        "SELECT ta.theorem_id, ta.id, ta.tactic, ta.annotated_text, ta.state_before, ta.state_after, ta.extra "
+        f"FROM {selection} s JOIN tactics ta ON ta.theorem_id = s.theorem_id {where} "
+        "ORDER BY ta.theorem_id, ta.idx",
+        params,
+    )
+    annotations = conn.execute(
+        "SELECT a.tactic_id, a.full_name, a.def_path, a.def_line, a.def_col, a.def_end_line, a.def_end_col "
+        f"FROM {selection} s JOIN tactics ta ON ta.theorem_id = s.theorem_id "
+        f"JOIN annotations a ON a.tactic_id = ta.id {where} ORDER BY ta.theorem_id, ta.idx, a.idx",
+        params,
+    )
+    tac = tactics.fetchone()
+    ann = annotations.fetchone()
+    for row in theorems:
+        tid = row[0]
+        traced: list[dict[str, Any]] = []
+        while tac is not None and tac[0] == tid:
+            provenances = []
+            while ann is not None and ann[0] == tac[1]:
+                provenances.append(
+                    {
+                        "full_name": ann[1],
+                        "def_path": ann[2],
+                        "def_pos": [ann[3], ann[4]],
+                        "def_end_pos": [ann[5], ann[6]],
+                    }
+                )
+                ann = annotations.fetchone()
+            entry = {
+                "tactic": tac[2],
+                "annotated_tactic": [tac[2] if tac[3] is None else tac[3], provenances],
+                "state_before": tac[4],
+                "state_after": tac[5],
+            }
+            if tac[6]:
+                entry.update(json.loads(tac[6]))
+            traced.append(entry)
+            tac = tactics.fetchone()
+        record = {
+            "url": row[1],
+            "commit": row[2],
+            "file_path": row[3],
+            "full_name": row[4],
+            "theorem_statement": row[5],
+            "start": [row[6], row[7]],
+            "end": [row[8], row[9]],
+            "traced_tactics": traced,
+        }
+        if row[10]:
+            record.update(json.loads(row[10]))
+        yield tid, record
