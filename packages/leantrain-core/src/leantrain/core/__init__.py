@@ -30,8 +30,15 @@ from leantrain.core.lean_text import (
     strip_marks,
 )
 from leantrain.core.manifest import RunManifest, package_versions
-from leantrain.core.registry import ADVANTAGES, ALGORITHMS, ENCODERS, REWARDS, Registry, import_object
-from leantrain.core.sample import sample_data_dir
+from leantrain.core.registry import (
+    ADVANTAGES,
+    ALGORITHMS,
+    ENCODERS,
+    REWARDS,
+    Registry,
+    import_object,
+)
+from leantrain.core.sample import sample_data_dir, sample_repo_dirs
 from leantrain.core.schemas import (
     CorpusFile,
     Premise,
@@ -43,6 +50,7 @@ from leantrain.core.schemas import (
     load_progress_rows,
     load_theorems,
 )
+from leantrain.core.synthetic import generate_synthetic, synthetic_theorems
 
 try:
     __version__ = _version("leantrain-core")
@@ -78,6 +86,7 @@ __all__ = [
     "config_to_dict",
     "contains_sorry",
     "first_line",
+    "generate_synthetic",
     "import_object",
     "load_corpus",
     "load_progress_rows",
@@ -89,5 +98,7 @@ __all__ = [
     "premise_mentions",
     "require_package",
     "sample_data_dir",
+    "sample_repo_dirs",
     "strip_marks",
+    "synthetic_theorems",
 ]

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-
 from leantrain.core.errors import ConfigError
 
 C = TypeVar("C")
@@ -95,7 +94,7 @@ def _type_ok(value: Any, tp: Any) -> bool:
     if origin in (dict, Mapping, typing.Mapping):
         return isinstance(value, Mapping)
     if isinstance(tp, type):
-        return isinstance(value, tp) or tp in (Path,) and isinstance(value, str)
+        return isinstance(value, tp) or (tp in (Path,) and isinstance(value, str))
     return True
 
 

@@ -9,6 +9,7 @@ before trusting it.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 from importlib.metadata import PackageNotFoundError, distributions, version
@@ -36,10 +37,8 @@ def package_versions() -> dict[str, str]:
         if name and name.startswith("leantrain"):
             out[name] = dist.version
     for name in _TRACKED:
-        try:
+        with contextlib.suppress(PackageNotFoundError):
             out[name] = version(name)
-        except PackageNotFoundError:
-            pass
     return dict(sorted(out.items()))
 
 

@@ -13,9 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from leantrain.core.errors import DataError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 Pos = tuple[int, int]
 """A ``[line, column]`` position in a Lean file (1-based lines, as LeanDojo writes them)."""
