@@ -1,0 +1,95 @@
+"""``leantrain sft``, ``leantrain grpo`` and ``leantrain llm eval``.
+
+This module is imported by every ``leantrain`` invocation, so it imports nothing heavy: the
+configs (which import trl) and trainers load inside each command's ``run``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+
+from leantrain.core.cli import Command
+
+ALIASES = {
+    "model": "model_name",
+    "lr": "learning_rate",
+    "batch_size": "per_device_train_batch_size",
+    "reward": "reward_funcs",
+    "epochs": "epochs_per_repo",
+}
+
+
+def _print(result: dict) -> None:
+    print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+
+
+def _sft(argv: Sequence[str]) -> int:
+    from leantrain.core.config import parse_cli
+    from leantrain.llm.run import train_with_config
+    from leantrain.llm.sft_config import SFTConfig
+
+    cfg = parse_cli(
+        SFTConfig,
+        argv,
+        aliases=ALIASES,
+        prog="leantrain sft",
+        description="Supervised fine-tuning of a tactic generator.",
+    )
+    _print(train_with_config(cfg))
+    return 0
+
+
+def _grpo(argv: Sequence[str]) -> int:
+    from leantrain.core.config import parse_cli
+    from leantrain.llm.grpo_config import GRPOConfig
+    from leantrain.llm.run import train_with_config
+
+    cfg = parse_cli(
+        GRPOConfig,
+        argv,
+        aliases=ALIASES,
+        prog="leantrain grpo",
+        description="GRPO refinement of a tactic generator.",
+    )
+    _print(train_with_config(cfg))
+    return 0
+
+
+def _llm(argv: Sequence[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print(
+            "usage: leantrain llm eval --model MODEL --data DIR [--split test] [--eval-k 4]\n\n"
+            "commands:\n  eval  eval loss and top-1 / top-k tactic accuracy of a model on a split"
+        )
+        return 0
+    if argv[0] != "eval":
+        print(
+            f"error: unknown llm command '{argv[0]}' (try: leantrain llm eval --help)",
+            file=sys.stderr,
+        )
+        return 2
+    from leantrain.core.config import parse_cli
+    from leantrain.llm.eval_config import EvalConfig
+    from leantrain.llm.run import evaluate_with_config
+
+    cfg = parse_cli(
+        EvalConfig,
+        argv[1:],
+        aliases={"model": "model_name", "k": "eval_k"},
+        prog="leantrain llm eval",
+    )
+    _print(evaluate_with_config(cfg))
+    return 0
+
+
+def register() -> list[Command]:
+    """The commands of leantrain-llm (entry point ``leantrain.commands``)."""
+    return [
+        Command(
+            "sft", "supervised fine-tuning of the tactic generator (TRL SFT, LoRA, lifelong)", _sft
+        ),
+        Command("grpo", "GRPO refinement of the tactic generator with reward functions", _grpo),
+        Command("llm", "tactic generator tools: 'leantrain llm eval'", _llm),
+    ]
