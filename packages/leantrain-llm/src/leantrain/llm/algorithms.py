@@ -138,6 +138,19 @@ def _group_sums(values: torch.Tensor, inverse: torch.Tensor, n_groups: int) -> t
     )
 
 
+def _flat_groups(rewards: torch.Tensor, inverse: torch.Tensor, n_groups: int) -> torch.Tensor:
+    """Per element: True when its group has one member or all-equal rewards (advantage 0)."""
+    import torch
+
+    hi = torch.full((n_groups,), -torch.inf, dtype=rewards.dtype).scatter_reduce(
+        0, inverse, rewards, "amax"
+    )
+    lo = torch.full((n_groups,), torch.inf, dtype=rewards.dtype).scatter_reduce(
+        0, inverse, rewards, "amin"
+    )
+    return (hi == lo)[inverse]
+
+
 def group_normalized_advantages(
     rewards: torch.Tensor, group_ids: torch.Tensor, *, scale: bool = True, eps: float = 1e-4
 ) -> torch.Tensor:
@@ -154,13 +167,13 @@ def group_normalized_advantages(
     counts = _group_sums(torch.ones_like(rewards), inverse, n_groups)
     mean = _group_sums(rewards, inverse, n_groups) / counts
     centered = rewards - mean[inverse]
+    # Equal rewards can leave rounding noise in `centered` (0.1 * 3 / 3 != 0.1): force 0.
+    flat = _flat_groups(rewards, inverse, n_groups)
     if not scale:
-        return torch.where(counts[inverse] > 1, centered, torch.zeros_like(centered))
+        return torch.where(flat, torch.zeros_like(centered), centered)
     sq = _group_sums(centered * centered, inverse, n_groups)
     var = sq / (counts - 1).clamp(min=1)
     std = var.sqrt()[inverse]
-    # Exactly-equal rewards can leave rounding noise in `centered`; force those groups to 0.
-    flat = (counts[inverse] <= 1) | (std <= 1e-12)
     return torch.where(flat, torch.zeros_like(centered), centered / (std + eps))
 
 
@@ -174,7 +187,8 @@ def rloo_advantages(rewards: torch.Tensor, group_ids: torch.Tensor) -> torch.Ten
     counts = _group_sums(torch.ones_like(rewards), inverse, n_groups)[inverse]
     sums = _group_sums(rewards, inverse, n_groups)[inverse]
     baseline = (sums - rewards) / (counts - 1).clamp(min=1)
-    return torch.where(counts > 1, rewards - baseline, torch.zeros_like(rewards))
+    flat = _flat_groups(rewards, inverse, n_groups)
+    return torch.where(flat, torch.zeros_like(rewards), rewards - baseline)
 
 
 ADVANTAGES.add("grpo", group_normalized_advantages)

@@ -159,25 +159,30 @@ class LeanVerifiedReward:
 
     def _run_group(
         self, theorem: dict[str, str], prefix: tuple[str, ...], tactics: list[str]
-    ) -> dict[str, float | None]:
-        """Score distinct ``tactics`` of one theorem and prefix in one Dojo session."""
+    ) -> tuple[dict[str, float | None], set[str]]:
+        """Score distinct ``tactics`` of one theorem and prefix in one Dojo session.
+
+        Returns the scores and the tactics whose score must not be cached (a crash).
+        """
         scores: dict[str, float | None] = {}
+        uncacheable: set[str] = set()
         try:
             with self.dojo_factory(theorem, self.timeout) as (dojo, init_state):
                 state = self._replay(dojo, init_state, prefix)
                 if state is None:
                     self._count("prefix_failed")
                     self.failed_prefixes.add((*(theorem[c] for c in _THEOREM_COLUMNS), prefix))
-                    return dict.fromkeys(tactics)
+                    return dict.fromkeys(tactics), uncacheable
                 for tactic in tactics:
                     scores[tactic], cacheable = self._score(dojo, state, tactic)
                     if not cacheable:
                         # The session is unusable after a crash; the remaining tactics wait for a
                         # later call (None now) rather than score 0 for a crash they did not cause.
+                        uncacheable.add(tactic)
                         break
         except Exception:
             self._count("dojo_failed")
-        return {t: scores.get(t) for t in tactics}
+        return {t: scores.get(t) for t in tactics}, uncacheable
 
     def __call__(
         self, prompts: Any = None, completions: Sequence[Any] = (), **kwargs: Any
@@ -211,12 +216,12 @@ class LeanVerifiedReward:
         for group_key, by_tactic in pending.items():
             theorem = dict(zip(_THEOREM_COLUMNS, group_key[:4]))
             prefix = group_key[4]
-            scores = self._run_group(theorem, prefix, list(by_tactic))
+            scores, uncacheable = self._run_group(theorem, prefix, list(by_tactic))
             for tactic, indices in by_tactic.items():
                 score = scores[tactic]
                 for i in indices:
                     out[i] = score
-                if score is not None:
+                if score is not None and tactic not in uncacheable:
                     self._remember((*group_key, tactic), score)
         return out
 
