@@ -46,6 +46,12 @@ class ProgressConfig:
         },
     )
     seed: int = field(default=42, metadata={"help": "Random seed (split, init, shuffling)."})
+    eval_data_path: str | None = field(
+        default=None,
+        metadata={
+            "help": "Separate evaluation rows (e.g. the val split); when set, eval_ratio is not used."
+        },
+    )
     weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay."})
     padding: Literal["dynamic", "max_length"] = field(
         default="dynamic",

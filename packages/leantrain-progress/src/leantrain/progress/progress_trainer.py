@@ -226,7 +226,13 @@ class ProgressTrainer:
         from transformers.trainer_utils import get_last_checkpoint
 
         cfg = self.config
-        train_ds, eval_ds = ProgressDataset(rows=rows).split(cfg.eval_ratio, cfg.seed)
+        if cfg.eval_data_path is not None:
+            train_ds = ProgressDataset(rows=rows)
+            eval_ds = ProgressDataset(
+                cfg.eval_data_path, splits=["val"], sorry_policy=cfg.sorry_policy
+            )
+        else:
+            train_ds, eval_ds = ProgressDataset(rows=rows).split(cfg.eval_ratio, cfg.seed)
         last = get_last_checkpoint(str(hf_dir)) if cfg.resume and hf_dir.is_dir() else None
         if last is not None and self.model is None:
             self._load(last)  # a killed run resumes with the same tokenizer and weights
