@@ -5,8 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from leantrain.core import contains_sorry, load_corpus, load_theorems, sample_data_dir, sample_repo_dirs
+from leantrain.core import (
+    contains_sorry,
+    load_corpus,
+    load_theorems,
+    sample_data_dir,
+    sample_repo_dirs,
+)
 from leantrain.core.lean_text import marked_names, strip_marks
 
 SPLITS = ("train", "val", "test")

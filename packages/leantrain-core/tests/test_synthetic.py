@@ -7,7 +7,6 @@ import json
 import statistics
 
 import pytest
-
 from leantrain.core import generate_synthetic, load_corpus, load_theorems, synthetic_theorems
 from leantrain.core.schemas import Theorem
 

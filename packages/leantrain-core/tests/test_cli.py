@@ -1,0 +1,63 @@
+"""The ``leantrain`` console script: discovery, --version, errors as one line with an exit code."""
+
+from __future__ import annotations
+
+import pytest
+from leantrain.core import Command, ConfigError, DataError, cli
+
+
+def _fake(monkeypatch, calls):
+    def ok(argv):
+        calls.append(argv)
+        return 0
+
+    def data_error(argv):
+        raise DataError("x/train.json", "bad", index=3, field="tactic", hint="fix it")
+
+    def config_error(argv):
+        raise ConfigError("unknown key 'lr'", hint="did you mean 'learning_rate'?")
+
+    commands = {c.name: c for c in [Command("fake", "a fake command", ok), Command("broken", "raises", data_error), Command("badcfg", "raises", config_error)]}
+    monkeypatch.setattr(cli, "discover_commands", lambda: commands)
+
+
+def test_version_lists_packages(capsys):
+    assert cli.main(["--version"]) == 0
+    out = capsys.readouterr().out
+    assert any(line.startswith("leantrain-core ") for line in out.splitlines())
+
+
+def test_help_lists_commands(monkeypatch, capsys):
+    _fake(monkeypatch, [])
+    assert cli.main([]) == 0 and cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "fake" in out and "a fake command" in out
+
+
+def test_runs_command_with_rest_of_argv(monkeypatch):
+    calls = []
+    _fake(monkeypatch, calls)
+    assert cli.main(["fake", "--x", "1"]) == 0
+    assert calls == [["--x", "1"]]
+
+
+def test_unknown_command_exit_2_with_suggestion(monkeypatch, capsys):
+    _fake(monkeypatch, [])
+    assert cli.main(["fak"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown command 'fak'" in err and "did you mean 'fake'" in err
+
+
+@pytest.mark.parametrize(("name", "code", "text"), [("broken", 1, "x/train.json, record 3, field 'tactic': bad — fix it"), ("badcfg", 2, "did you mean 'learning_rate'")])
+def test_leantrain_error_becomes_one_line(monkeypatch, capsys, name, code, text):
+    monkeypatch.delenv("LEANTRAIN_TRACEBACK", raising=False)
+    _fake(monkeypatch, [])
+    assert cli.main([name]) == code
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and text in err
+    assert "Traceback" not in err
+
+
+def test_real_discovery_returns_commands():
+    commands = cli.discover_commands()
+    assert all(isinstance(c, Command) and c.name == n for n, c in commands.items())
