@@ -11,7 +11,7 @@ import datetime as dt
 import json
 import sqlite3
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from leantrain.core.errors import DataError
 from leantrain.core.lean_text import contains_sorry
@@ -222,7 +222,7 @@ class Importer:
             )
 
     # -- writing --------------------------------------------------------------------------------
-    _SQL = {
+    _SQL: ClassVar[dict[str, str]] = {
         "theorems": "INSERT INTO theorems VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         "tactics": "INSERT INTO tactics VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         "annotations": "INSERT INTO annotations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

@@ -1,0 +1,142 @@
+"""``leantrain export …``: import, list, stats, merge, curriculum, dump-json, delete, trace.
+
+Only :func:`register` runs when ``leantrain`` starts; the subcommands import the database code
+when they run. Argument errors are :class:`~leantrain.core.errors.ConfigError` (one line,
+exit 2), bad data :class:`~leantrain.core.errors.DataError` (exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, NoReturn
+
+from leantrain.core.cli import Command
+from leantrain.core.errors import ConfigError
+
+DEFAULT_DB = "leantrain.db"  # repeated here so that register() imports nothing else
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise ConfigError(f"{self.prog}: {message}", hint=f"run '{self.prog} --help'")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``leantrain export``."""
+    p = _Parser(prog="leantrain export", description="The database of traced Lean repositories and its LeanDojo-v2 exports.")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser, metavar="COMMAND")
+
+    def add(name: str, help: str) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, help=help, description=help)
+        sp.add_argument("--db", default=DEFAULT_DB, help=f"database file (default: ./{DEFAULT_DB})")
+        return sp
+
+    sp = add("import", "import a LeanDojo-v2 export dir, a LeanDojo benchmark dir or a dynamic_database.json")
+    sp.add_argument("paths", nargs="*", metavar="PATH")
+    sp.add_argument("--sample", action="store_true", help="import the sample data shipped with leantrain-core")
+    sp.add_argument("--date-processed", default=None, help="ISO date to record instead of the source's")
+    sp = add("list", "list the repositories")
+    sp.add_argument("--json", action="store_true", help="print JSON")
+    sp = add("stats", "counts over the database")
+    sp.add_argument("--json", action="store_true", help="print JSON")
+    sp = add("merge", "export the merged data of repositories (LeanDojo-v2 format)")
+    sp.add_argument("--repo", action="append", default=None, metavar="URL@COMMIT", help="a repository (repeat; default: all)")
+    sp.add_argument("--out", required=True, help="output directory (replaced atomically)")
+    sp.add_argument("--val-fraction", type=float, default=0.2, help="fraction of theorems in val (default 0.2)")
+    sp.add_argument("--test-fraction", type=float, default=0.2, help="fraction of theorems in test (default 0.2)")
+    sp.add_argument("--seed", type=int, default=3407, help="split seed (default 3407)")
+    sp.add_argument("--novel-premise-rate", type=float, default=None, help="premise hold-out rate (default: calibrated)")
+    sp = add("curriculum", "the repositories ordered easiest first (LeanAgent's rule)")
+    sp.add_argument("--json", action="store_true", help="print JSON")
+    sp = add("dump-json", "write the database as a LeanDojo-v2 dynamic_database.json")
+    sp.add_argument("--out", required=True, help="output file")
+    sp.add_argument("--repo", action="append", default=None, metavar="URL@COMMIT", help="a repository (repeat; default: all)")
+    sp = add("delete", "delete a repository and its data")
+    sp.add_argument("repo", metavar="URL@COMMIT")
+    sp = add("trace", "trace a repository with LeanDojo (needs leantrain-export[trace] and a Lean toolchain) and import it")
+    sp.add_argument("url")
+    sp.add_argument("commit")
+    sp.add_argument("--out", required=True, help="directory for the traced export")
+    return p
+
+
+def _print(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+
+
+def run(argv: list[str]) -> int:
+    """Run ``leantrain export`` with ``argv``; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    from leantrain.export.database import Database
+
+    if args.cmd == "import":
+        if not args.paths and not args.sample:
+            raise ConfigError("leantrain export import: give a PATH or --sample", hint="run 'leantrain export import --help'")
+        date = None
+        if args.date_processed:
+            from leantrain.export.sources import parse_datetime
+
+            date = parse_datetime(args.date_processed, field_name="--date-processed")
+        with Database(args.db) as db:
+            ids = db.import_sample() if args.sample else []
+            for path in args.paths:
+                ids += db.import_path(path, date_processed=date)
+            for rid in ids:
+                print(f"imported {rid}")
+            s = db.stats()
+            print(f"{args.db}: {s['repositories']} repositories, {s['theorems']} theorems, {s['tactics']} tactics")
+        return 0
+    if args.cmd == "trace":
+        from leantrain.export.trace import check_trace_requirements
+
+        check_trace_requirements()  # before creating a database that would stay empty
+    with Database(args.db, create=args.cmd == "trace") as db:
+        if args.cmd == "list":
+            repos = db.list_repositories()
+            if args.json:
+                _print([r.to_json() for r in repos])
+            for r in [] if args.json else repos:
+                print(f"{r.id}\t{r.name}\t{r.num_theorems} theorems\t{r.date_processed.isoformat()}")
+        elif args.cmd == "stats":
+            s = db.stats()
+            if args.json:
+                _print(s)
+            else:
+                for k, v in s.items():
+                    print(f"{k}: {v}")
+        elif args.cmd == "merge":
+            from leantrain.export.export_merged import export_merged_data
+
+            result = export_merged_data(
+                db, args.repo, args.out, val_fraction=args.val_fraction, test_fraction=args.test_fraction,
+                seed=args.seed, novel_premise_rate=args.novel_premise_rate,
+            )
+            print(f"wrote {result.out_dir}: {result.num_theorems} theorems from {len(result.repos)} repositories")
+            for strategy, sizes in result.split_sizes.items():
+                print(f"  {strategy}: " + ", ".join(f"{k} {v}" for k, v in sizes.items()))
+        elif args.cmd == "curriculum":
+            from leantrain.export.curriculum import order_repositories
+
+            order = order_repositories(db)
+            if args.json:
+                _print([d.to_json() for d in order])
+            for i, d in enumerate([] if args.json else order):
+                print(f"{i + 1}. {d.repo_id}\teasy {d.easy}, medium {d.medium}, hard {d.hard}")
+        elif args.cmd == "dump-json":
+            print(f"wrote {db.dump_json(args.out, args.repo)}")
+        elif args.cmd == "delete":
+            repo = db.get_repository(args.repo)
+            db.delete_repository(repo.id)
+            print(f"deleted {repo.id}")
+        elif args.cmd == "trace":
+            from leantrain.export.trace import trace_repository
+
+            trace_repository(args.url, args.commit, args.out, database=db)
+            print(f"traced and imported {args.url}@{args.commit}")
+    return 0
+
+
+def register() -> list[Command]:
+    """The ``export`` command of the ``leantrain`` CLI."""
+    return [Command("export", "database of traced repositories: import, list, stats, merge, curriculum, dump-json", run)]
