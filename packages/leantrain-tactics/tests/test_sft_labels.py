@@ -95,3 +95,20 @@ def test_collator_keeps_the_mask_and_pads_with_ignore(prepared):
         assert (batch["labels"][b, n:] == -100).all()
         supervised = [t for t in batch["labels"][b].tolist() if t != -100]
         assert tok.decode(supervised) == ds.rows[b]["completion"][0]["content"] + "<eos>"
+
+
+def test_messages_form_would_train_on_the_prompt(prepared, tmp_path):
+    """Why the rows are prompt/completion: TRL trains a `messages` row on every token."""
+    import datasets
+    from trl import SFTConfig, SFTTrainer
+
+    ds, tok, trainer = prepared
+    row = ds.rows[0]
+    messages = datasets.Dataset.from_list([{"messages": row["prompt"] + row["completion"]}])
+    args = SFTConfig(
+        output_dir=str(tmp_path / "m"), max_steps=0, bf16=False, report_to=[], max_length=None
+    )
+    other = SFTTrainer(model=trainer.model, args=args, train_dataset=messages, processing_class=tok)
+    labels = other.train_dataset[0]["labels"]
+    assert -100 not in labels  # the system prompt and the state carry loss too
+    assert sum(label != -100 for label in trainer.train_dataset[0]["labels"]) < len(labels) / 4
