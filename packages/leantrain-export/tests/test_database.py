@@ -33,7 +33,9 @@ def _original_union(root: Path) -> dict[tuple, dict]:
     return out
 
 
-def test_round_trip_lean4_example_keeps_every_theorem_tactic_and_annotation(tmp_path, lean4_example):
+def test_round_trip_lean4_example_keeps_every_theorem_tactic_and_annotation(
+    tmp_path, lean4_example
+):
     db = Database(tmp_path / "lt.db")
     ids = db.import_path(lean4_example)
     assert len(ids) == 1 and ids[0].endswith("@005de00d03f1aaa32cb2923d5e3cbaf0b954a192")
@@ -41,16 +43,29 @@ def test_round_trip_lean4_example_keeps_every_theorem_tactic_and_annotation(tmp_
     original = _original_union(lean4_example)
     assert len(original) == 20 and result.num_theorems == 20 and result.num_tactics == 40
     for strategy in ("random", "novel_premises"):
-        exported = {key(t): t for split in load_split_dir(tmp_path / "out", strategy).values() for t in split}
+        exported = {
+            key(t): t
+            for split in load_split_dir(tmp_path / "out", strategy).values()
+            for t in split
+        }
         assert exported.keys() == original.keys()
         for k, t in original.items():
             assert exported[k] == t  # url, commit, statement, tactics, annotations: all unchanged
-    n_ann = sum(len(tt["annotated_tactic"][1]) for t in original.values() for tt in t["traced_tactics"])
+    n_ann = sum(
+        len(tt["annotated_tactic"][1]) for t in original.values() for tt in t["traced_tactics"]
+    )
     assert n_ann == 26
     # no corpus.jsonl in the source: the corpus holds exactly the annotated premises
-    corpus = [json.loads(line) for line in (tmp_path / "out" / "corpus.jsonl").read_text().splitlines()]
+    corpus = [
+        json.loads(line) for line in (tmp_path / "out" / "corpus.jsonl").read_text().splitlines()
+    ]
     names = {p["full_name"] for f in corpus for p in f["premises"]}
-    annotated = {a["full_name"] for t in original.values() for tt in t["traced_tactics"] for a in tt["annotated_tactic"][1]}
+    annotated = {
+        a["full_name"]
+        for t in original.values()
+        for tt in t["traced_tactics"]
+        for a in tt["annotated_tactic"][1]
+    }
     assert names == annotated and len(names) == 8
     traced = (tmp_path / "out" / "traced_files.jsonl").read_text().splitlines()
     assert traced == (lean4_example / "traced_files.jsonl").read_text().splitlines()
@@ -62,7 +77,9 @@ def test_round_trip_lean4_example_keeps_every_theorem_tactic_and_annotation(tmp_
 def test_benchmark_dir_without_metadata_takes_repo_from_theorems(tmp_path, benchmark_head):
     with Database(tmp_path / "lt.db") as db:
         ids = db.import_path(benchmark_head)
-        assert ids == ["https://github.com/leanprover-community/mathlib4@29dcec074de168ac2bf835a77ef68bbe069194c5"]
+        assert ids == [
+            "https://github.com/leanprover-community/mathlib4@29dcec074de168ac2bf835a77ef68bbe069194c5"
+        ]
         repo = db.get_repository(ids[0])
         assert repo.name == "leanprover-community/mathlib4"
         assert (repo.num_theorems, repo.num_tactics) == (762, 1751)
@@ -72,24 +89,46 @@ def test_benchmark_dir_without_metadata_takes_repo_from_theorems(tmp_path, bench
 def test_dynamic_database_json_round_trip(tmp_path, lean4_example):
     a = Database(tmp_path / "a.db")
     a.import_path(lean4_example)
-    write_export(tmp_path / "r2", "https://github.com/o/r2", "c2", [theorem("https://github.com/o/r2", "c2", "t1", [tactic("exact foo", ["foo"])])])
+    write_export(
+        tmp_path / "r2",
+        "https://github.com/o/r2",
+        "c2",
+        [theorem("https://github.com/o/r2", "c2", "t1", [tactic("exact foo", ["foo"])])],
+    )
     a.import_path(tmp_path / "r2")
     a.update_repository("https://github.com/o/r2@c2", lean_version="v4.9.0", metadata={"stars": 3})
     a.dump_json(tmp_path / "dyn.json")
     dyn = json.loads((tmp_path / "dyn.json").read_text())
     assert {r["name"] for r in dyn["repositories"]} == {"lean4-example_d", "o/r2"}
-    assert sum(len(r["proven_theorems"]) + len(r["sorry_theorems_unproved"]) for r in dyn["repositories"]) == 21
+    assert (
+        sum(
+            len(r["proven_theorems"]) + len(r["sorry_theorems_unproved"])
+            for r in dyn["repositories"]
+        )
+        == 21
+    )
     b = Database(tmp_path / "b.db")
     assert b.import_path(tmp_path / "dyn.json") == [r.id for r in a.list_repositories()]
     sa, sb = a.stats(), b.stats()
     assert sa == sb
     ra, rb = a.get_repository("o/r2"), b.get_repository("o/r2")
-    assert (rb.lean_version, rb.metadata, rb.date_processed) == (ra.lean_version, ra.metadata, ra.date_processed)
+    assert (rb.lean_version, rb.metadata, rb.date_processed) == (
+        ra.lean_version,
+        ra.metadata,
+        ra.date_processed,
+    )
     export_merged_data(a, None, tmp_path / "ea")
     export_merged_data(b, None, tmp_path / "eb")
     for strategy in ("random", "novel_premises"):
-        ea, eb = load_split_dir(tmp_path / "ea", strategy), load_split_dir(tmp_path / "eb", strategy)
-        for split in ("train", "val", "test"):  # same theorems in the same splits (file order may differ)
+        ea, eb = (
+            load_split_dir(tmp_path / "ea", strategy),
+            load_split_dir(tmp_path / "eb", strategy),
+        )
+        for split in (
+            "train",
+            "val",
+            "test",
+        ):  # same theorems in the same splits (file order may differ)
             assert sorted(ea[split], key=key) == sorted(eb[split], key=key)
 
 
@@ -98,13 +137,35 @@ def test_leanagent_position_strings_are_read(tmp_path):
     thm["start"], thm["end"] = "Pos(3, 1)", "(5, 7)"
     ann = thm["traced_tactics"][0]["annotated_tactic"][1][0]
     ann["def_pos"], ann["def_end_pos"] = "Pos(1, 1)", "Pos(1, 9)"
-    dyn = {"repositories": [{
-        "url": "u", "name": "n", "commit": "c", "lean_version": "v4", "lean_dojo_version": "4.20.0",
-        "metadata": {"date_processed": "2024-05-01T10:00:00"}, "proven_theorems": [thm],
-        "premise_files": [{"path": "Lib/Defs.lean", "imports": [], "premises": [
-            {"full_name": "foo", "code": "theorem foo : p", "start": "Pos(1, 1)", "end": "Pos(1, 9)", "kind": "theorem"}]}],
-        "files_traced": ["Lib/Main.lean"],
-    }]}
+    dyn = {
+        "repositories": [
+            {
+                "url": "u",
+                "name": "n",
+                "commit": "c",
+                "lean_version": "v4",
+                "lean_dojo_version": "4.20.0",
+                "metadata": {"date_processed": "2024-05-01T10:00:00"},
+                "proven_theorems": [thm],
+                "premise_files": [
+                    {
+                        "path": "Lib/Defs.lean",
+                        "imports": [],
+                        "premises": [
+                            {
+                                "full_name": "foo",
+                                "code": "theorem foo : p",
+                                "start": "Pos(1, 1)",
+                                "end": "Pos(1, 9)",
+                                "kind": "theorem",
+                            }
+                        ],
+                    }
+                ],
+                "files_traced": ["Lib/Main.lean"],
+            }
+        ]
+    }
     (tmp_path / "dyn.json").write_text(json.dumps(dyn))
     db = Database(tmp_path / "lt.db")
     assert db.import_path(tmp_path / "dyn.json") == ["u@c"]
@@ -117,7 +178,9 @@ def test_leanagent_position_strings_are_read(tmp_path):
 
 def test_repository_crud_and_stats(tmp_path):
     db = Database(tmp_path / "lt.db")
-    repo = db.add_repository(RepoInfo(url="https://github.com/a/b", commit="abc", lean_version="v4.8.0"))
+    repo = db.add_repository(
+        RepoInfo(url="https://github.com/a/b", commit="abc", lean_version="v4.8.0")
+    )
     assert repo.id == "https://github.com/a/b@abc" and repo.num_theorems == 0
     with pytest.raises(DataError, match="already exists"):
         db.add_repository(RepoInfo(url="https://github.com/a/b", commit="abc"))
@@ -126,12 +189,21 @@ def test_repository_crud_and_stats(tmp_path):
     assert updated.name == "b-lib" and updated.date_processed.year == 2024
     with pytest.raises(DataError, match="cannot update"):
         db.update_repository(repo.id, url="x")
-    write_export(tmp_path / "src", "https://github.com/a/b", "abc", [theorem("https://github.com/a/b", "abc", "t", [tactic("rfl")])])
+    write_export(
+        tmp_path / "src",
+        "https://github.com/a/b",
+        "abc",
+        [theorem("https://github.com/a/b", "abc", "t", [tactic("rfl")])],
+    )
     db.import_path(tmp_path / "src")  # re-import replaces the record
     assert [r.num_theorems for r in db.list_repositories()] == [1]
     assert db.stats()["theorems"] == 1 and db.stats()["tactics"] == 1
     db.delete_repository(repo.id)
-    assert db.list_repositories() == [] and db.stats()["tactics"] == 0 and db.stats()["traced_files"] == 0
+    assert (
+        db.list_repositories() == []
+        and db.stats()["tactics"] == 0
+        and db.stats()["traced_files"] == 0
+    )
     with pytest.raises(DataError, match="unknown repository"):
         db.delete_repository(repo.id)
 
@@ -154,8 +226,14 @@ def test_schema_is_versioned(tmp_path):
     ("mutate", "message"),
     [
         (lambda root: None, "no such file"),
-        (lambda root: (root / "random" / "train.json").write_text('[{"url": "u",'), "malformed JSON"),
-        (lambda root: (root / "random" / "train.json").write_text('{"a": 1}'), "expected a JSON array"),
+        (
+            lambda root: (root / "random" / "train.json").write_text('[{"url": "u",'),
+            "malformed JSON",
+        ),
+        (
+            lambda root: (root / "random" / "train.json").write_text('{"a": 1}'),
+            "expected a JSON array",
+        ),
         (lambda root: (root / "metadata.json").write_text("{not json"), "malformed JSON"),
     ],
 )
@@ -197,7 +275,9 @@ def test_exception_mid_import_leaves_database_unchanged(tmp_path, synthetic_repo
             raise RuntimeError("injected failure")
         return real_add(self, item)
 
-    monkeypatch.setattr(importer_mod, "_BATCH", 10)  # so that rows were really written before the failure
+    monkeypatch.setattr(
+        importer_mod, "_BATCH", 10
+    )  # so that rows were really written before the failure
     monkeypatch.setattr(importer_mod.Importer, "add", failing_add)
     with pytest.raises(RuntimeError, match="injected"):
         db.import_path(synthetic_repos[1])
@@ -261,7 +341,7 @@ def test_streaming_json_array_matches_json_load(lean4_example):
 
 def test_streaming_json_array_edge_cases(tmp_path):
     p = tmp_path / "a.json"
-    p.write_text(" [ 1 , 23456 , {\"a\": [1, 2]}, \"x\" ] ")
+    p.write_text(' [ 1 , 23456 , {"a": [1, 2]}, "x" ] ')
     assert [o for _, o in iter_json_array(p, chunk_size=3)] == [1, 23456, {"a": [1, 2]}, "x"]
     p.write_text("[]")
     assert list(iter_json_array(p)) == []
@@ -283,7 +363,11 @@ def test_trace_without_toolchain_says_what_to_install(tmp_path, monkeypatch):
     import shutil
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "lean_dojo" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: object() if name == "lean_dojo" else real(name, *a),
+    )
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(MissingDependencyError, match="elan"):
         trace_repository("https://github.com/a/b", "abc", tmp_path / "t")
@@ -292,5 +376,7 @@ def test_trace_without_toolchain_says_what_to_install(tmp_path, monkeypatch):
 
 def test_cli_module_imports_nothing_heavy():
     code = "import sys, leantrain.export.cli; bad = [m for m in ('torch', 'transformers', 'trl', 'lean_dojo', 'leantrain.export.database') if m in sys.modules]; print(bad)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "[]"

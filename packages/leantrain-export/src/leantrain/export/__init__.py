@@ -34,7 +34,25 @@ _EXPORTS = {
     "trace_repository": "trace",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "DEFAULT_DB",
+    "Database",
+    "ExportConfig",
+    "ExportResult",
+    "LifelongStep",
+    "RepoDifficulty",
+    "RepoInfo",
+    "Repository",
+    "check_trace_requirements",
+    "export_merged_data",
+    "iter_json_array",
+    "lifelong_exports",
+    "order_repositories",
+    "read_source",
+    "split_repo_id",
+    "theorem_difficulty",
+    "trace_repository",
+]
 
 if TYPE_CHECKING:
     from leantrain.export.curriculum import RepoDifficulty, order_repositories, theorem_difficulty

@@ -24,7 +24,10 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``leantrain export``."""
-    p = _Parser(prog="leantrain export", description="The database of traced Lean repositories and its LeanDojo-v2 exports.")
+    p = _Parser(
+        prog="leantrain export",
+        description="The database of traced Lean repositories and its LeanDojo-v2 exports.",
+    )
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser, metavar="COMMAND")
 
     def add(name: str, help: str) -> argparse.ArgumentParser:
@@ -32,29 +35,63 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--db", default=DEFAULT_DB, help=f"database file (default: ./{DEFAULT_DB})")
         return sp
 
-    sp = add("import", "import a LeanDojo-v2 export dir, a LeanDojo benchmark dir or a dynamic_database.json")
+    sp = add(
+        "import",
+        "import a LeanDojo-v2 export dir, a LeanDojo benchmark dir or a dynamic_database.json",
+    )
     sp.add_argument("paths", nargs="*", metavar="PATH")
-    sp.add_argument("--sample", action="store_true", help="import the sample data shipped with leantrain-core")
-    sp.add_argument("--date-processed", default=None, help="ISO date to record instead of the source's")
+    sp.add_argument(
+        "--sample", action="store_true", help="import the sample data shipped with leantrain-core"
+    )
+    sp.add_argument(
+        "--date-processed", default=None, help="ISO date to record instead of the source's"
+    )
     sp = add("list", "list the repositories")
     sp.add_argument("--json", action="store_true", help="print JSON")
     sp = add("stats", "counts over the database")
     sp.add_argument("--json", action="store_true", help="print JSON")
     sp = add("merge", "export the merged data of repositories (LeanDojo-v2 format)")
-    sp.add_argument("--repo", action="append", default=None, metavar="URL@COMMIT", help="a repository (repeat; default: all)")
+    sp.add_argument(
+        "--repo",
+        action="append",
+        default=None,
+        metavar="URL@COMMIT",
+        help="a repository (repeat; default: all)",
+    )
     sp.add_argument("--out", required=True, help="output directory (replaced atomically)")
-    sp.add_argument("--val-fraction", type=float, default=0.2, help="fraction of theorems in val (default 0.2)")
-    sp.add_argument("--test-fraction", type=float, default=0.2, help="fraction of theorems in test (default 0.2)")
+    sp.add_argument(
+        "--val-fraction", type=float, default=0.2, help="fraction of theorems in val (default 0.2)"
+    )
+    sp.add_argument(
+        "--test-fraction",
+        type=float,
+        default=0.2,
+        help="fraction of theorems in test (default 0.2)",
+    )
     sp.add_argument("--seed", type=int, default=3407, help="split seed (default 3407)")
-    sp.add_argument("--novel-premise-rate", type=float, default=None, help="premise hold-out rate (default: calibrated)")
+    sp.add_argument(
+        "--novel-premise-rate",
+        type=float,
+        default=None,
+        help="premise hold-out rate (default: calibrated)",
+    )
     sp = add("curriculum", "the repositories ordered easiest first (LeanAgent's rule)")
     sp.add_argument("--json", action="store_true", help="print JSON")
     sp = add("dump-json", "write the database as a LeanDojo-v2 dynamic_database.json")
     sp.add_argument("--out", required=True, help="output file")
-    sp.add_argument("--repo", action="append", default=None, metavar="URL@COMMIT", help="a repository (repeat; default: all)")
+    sp.add_argument(
+        "--repo",
+        action="append",
+        default=None,
+        metavar="URL@COMMIT",
+        help="a repository (repeat; default: all)",
+    )
     sp = add("delete", "delete a repository and its data")
     sp.add_argument("repo", metavar="URL@COMMIT")
-    sp = add("trace", "trace a repository with LeanDojo (needs leantrain-export[trace] and a Lean toolchain) and import it")
+    sp = add(
+        "trace",
+        "trace a repository with LeanDojo (needs leantrain-export[trace] and a Lean toolchain) and import it",
+    )
     sp.add_argument("url")
     sp.add_argument("commit")
     sp.add_argument("--out", required=True, help="directory for the traced export")
@@ -72,7 +109,10 @@ def run(argv: list[str]) -> int:
 
     if args.cmd == "import":
         if not args.paths and not args.sample:
-            raise ConfigError("leantrain export import: give a PATH or --sample", hint="run 'leantrain export import --help'")
+            raise ConfigError(
+                "leantrain export import: give a PATH or --sample",
+                hint="run 'leantrain export import --help'",
+            )
         date = None
         if args.date_processed:
             from leantrain.export.sources import parse_datetime
@@ -85,7 +125,9 @@ def run(argv: list[str]) -> int:
             for rid in ids:
                 print(f"imported {rid}")
             s = db.stats()
-            print(f"{args.db}: {s['repositories']} repositories, {s['theorems']} theorems, {s['tactics']} tactics")
+            print(
+                f"{args.db}: {s['repositories']} repositories, {s['theorems']} theorems, {s['tactics']} tactics"
+            )
         return 0
     if args.cmd == "trace":
         from leantrain.export.trace import check_trace_requirements
@@ -97,7 +139,9 @@ def run(argv: list[str]) -> int:
             if args.json:
                 _print([r.to_json() for r in repos])
             for r in [] if args.json else repos:
-                print(f"{r.id}\t{r.name}\t{r.num_theorems} theorems\t{r.date_processed.isoformat()}")
+                print(
+                    f"{r.id}\t{r.name}\t{r.num_theorems} theorems\t{r.date_processed.isoformat()}"
+                )
         elif args.cmd == "stats":
             s = db.stats()
             if args.json:
@@ -109,10 +153,17 @@ def run(argv: list[str]) -> int:
             from leantrain.export.export_merged import export_merged_data
 
             result = export_merged_data(
-                db, args.repo, args.out, val_fraction=args.val_fraction, test_fraction=args.test_fraction,
-                seed=args.seed, novel_premise_rate=args.novel_premise_rate,
+                db,
+                args.repo,
+                args.out,
+                val_fraction=args.val_fraction,
+                test_fraction=args.test_fraction,
+                seed=args.seed,
+                novel_premise_rate=args.novel_premise_rate,
             )
-            print(f"wrote {result.out_dir}: {result.num_theorems} theorems from {len(result.repos)} repositories")
+            print(
+                f"wrote {result.out_dir}: {result.num_theorems} theorems from {len(result.repos)} repositories"
+            )
             for strategy, sizes in result.split_sizes.items():
                 print(f"  {strategy}: " + ", ".join(f"{k} {v}" for k, v in sizes.items()))
         elif args.cmd == "curriculum":
@@ -139,4 +190,10 @@ def run(argv: list[str]) -> int:
 
 def register() -> list[Command]:
     """The ``export`` command of the ``leantrain`` CLI."""
-    return [Command("export", "database of traced repositories: import, list, stats, merge, curriculum, dump-json", run)]
+    return [
+        Command(
+            "export",
+            "database of traced repositories: import, list, stats, merge, curriculum, dump-json",
+            run,
+        )
+    ]
