@@ -17,11 +17,17 @@ from leantrain.core import (
 def test_writes_and_overwrites(tmp_path):
     p = tmp_path / "sub" / "f.json"
     atomic_write_json(p, {"a": "ℕ"})
-    assert json.loads(p.read_text(encoding="utf-8")) == {"a": "ℕ"} and "ℕ" in p.read_text(encoding="utf-8")
+    assert json.loads(p.read_text(encoding="utf-8")) == {"a": "ℕ"} and "ℕ" in p.read_text(
+        encoding="utf-8"
+    )
     atomic_write_text(p, "new")
     assert p.read_text() == "new"
     atomic_write_jsonl(tmp_path / "r.jsonl", ({"i": i} for i in range(3)))
-    assert [json.loads(x)["i"] for x in (tmp_path / "r.jsonl").read_text().splitlines()] == [0, 1, 2]
+    assert [json.loads(x)["i"] for x in (tmp_path / "r.jsonl").read_text().splitlines()] == [
+        0,
+        1,
+        2,
+    ]
     assert sorted(os.listdir(tmp_path)) == ["r.jsonl", "sub"]
 
 

@@ -17,7 +17,14 @@ def _fake(monkeypatch, calls):
     def config_error(argv):
         raise ConfigError("unknown key 'lr'", hint="did you mean 'learning_rate'?")
 
-    commands = {c.name: c for c in [Command("fake", "a fake command", ok), Command("broken", "raises", data_error), Command("badcfg", "raises", config_error)]}
+    commands = {
+        c.name: c
+        for c in [
+            Command("fake", "a fake command", ok),
+            Command("broken", "raises", data_error),
+            Command("badcfg", "raises", config_error),
+        ]
+    }
     monkeypatch.setattr(cli, "discover_commands", lambda: commands)
 
 
@@ -48,7 +55,13 @@ def test_unknown_command_exit_2_with_suggestion(monkeypatch, capsys):
     assert "unknown command 'fak'" in err and "did you mean 'fake'" in err
 
 
-@pytest.mark.parametrize(("name", "code", "text"), [("broken", 1, "x/train.json, record 3, field 'tactic': bad — fix it"), ("badcfg", 2, "did you mean 'learning_rate'")])
+@pytest.mark.parametrize(
+    ("name", "code", "text"),
+    [
+        ("broken", 1, "x/train.json, record 3, field 'tactic': bad — fix it"),
+        ("badcfg", 2, "did you mean 'learning_rate'"),
+    ],
+)
 def test_leantrain_error_becomes_one_line(monkeypatch, capsys, name, code, text):
     monkeypatch.delenv("LEANTRAIN_TRACEBACK", raising=False)
     _fake(monkeypatch, [])

@@ -25,7 +25,9 @@ class TrainConfig:
 
 
 def test_from_dict_and_round_trip():
-    cfg = config_from_dict(TrainConfig, {"model_name": "m", "learning_rate": 3, "repos": ["a", "b"]})
+    cfg = config_from_dict(
+        TrainConfig, {"model_name": "m", "learning_rate": 3, "repos": ["a", "b"]}
+    )
     assert cfg == TrainConfig(model_name="m", learning_rate=3, repos=["a", "b"])
     assert config_from_dict(TrainConfig, config_to_dict(cfg)) == cfg
 
@@ -37,7 +39,16 @@ def test_unknown_key_suggests_closest():
     assert e.value.exit_code == 2
 
 
-@pytest.mark.parametrize(("key", "value"), [("max_steps", "ten"), ("max_steps", 1.5), ("use_lora", "yes"), ("repos", "a"), ("learning_rate", True)])
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("max_steps", "ten"),
+        ("max_steps", 1.5),
+        ("use_lora", "yes"),
+        ("repos", "a"),
+        ("learning_rate", True),
+    ],
+)
 def test_wrong_type_is_rejected(key, value):
     with pytest.raises(ConfigError, match=f"key '{key}' has the wrong type"):
         config_from_dict(TrainConfig, {key: value})
@@ -64,10 +75,23 @@ def test_yaml_with_overrides_and_errors(tmp_path):
 def test_cli_flags_types_aliases_and_lists():
     cfg = parse_cli(
         TrainConfig,
-        ["--model", "m", "--learning-rate", "0.5", "--max_steps=3", "--use-lora", "--repos", "a", "--repos", "b"],
+        [
+            "--model",
+            "m",
+            "--learning-rate",
+            "0.5",
+            "--max_steps=3",
+            "--use-lora",
+            "--repos",
+            "a",
+            "--repos",
+            "b",
+        ],
         aliases={"model": "model_name"},
     )
-    assert cfg == TrainConfig(model_name="m", learning_rate=0.5, max_steps=3, use_lora=True, repos=["a", "b"])
+    assert cfg == TrainConfig(
+        model_name="m", learning_rate=0.5, max_steps=3, use_lora=True, repos=["a", "b"]
+    )
     assert parse_cli(TrainConfig, ["--repos", '["x", "y"]']).repos == ["x", "y"]
     assert parse_cli(TrainConfig, ["--use-lora", "false"]).use_lora is False
 
@@ -75,7 +99,9 @@ def test_cli_flags_types_aliases_and_lists():
 def test_cli_config_file_then_flags_override(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text("model_name: from-yaml\nmax_steps: 5\n")
-    cfg = parse_cli(TrainConfig, ["--config", str(path), "--max-steps", "9"], defaults={"learning_rate": 0.25})
+    cfg = parse_cli(
+        TrainConfig, ["--config", str(path), "--max-steps", "9"], defaults={"learning_rate": 0.25}
+    )
     assert (cfg.model_name, cfg.max_steps, cfg.learning_rate) == ("from-yaml", 9, 0.25)
 
 

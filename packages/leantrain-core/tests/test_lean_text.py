@@ -50,7 +50,14 @@ def test_first_line_and_normalisation():
 
 
 def test_premise_mentions_dedupes_in_order():
-    prov = lambda n: {"full_name": n, "def_path": "A.lean", "def_pos": [1, 1], "def_end_pos": [1, 2]}  # noqa: E731
+    def prov(n):
+        return {
+            "full_name": n,
+            "def_path": "A.lean",
+            "def_pos": [1, 1],
+            "def_end_pos": [1, 2],
+        }
+
     ann = ["rw [<a>b</a>, <a>a</a>, <a>b</a>]", [prov("b"), prov("a"), prov("b")]]
     assert premise_mentions(ann) == ["b", "a"]
     typed = ("x", [PremiseProvenance.model_validate(prov("c"))])

@@ -31,7 +31,11 @@ def test_resume_sees_completed_repos_position_and_metrics(tmp_path):
     m.set_position(repo="u@2", repo_index=1, step=7)
     m.set_metrics("final", {"loss": 1.0})
     again = RunManifest.load_or_create(tmp_path, kind="retrieval", config={"x": 1})
-    assert again.completed_repos == ["u@1"] and again.is_repo_done("u@1") and not again.is_repo_done("u@2")
+    assert (
+        again.completed_repos == ["u@1"]
+        and again.is_repo_done("u@1")
+        and not again.is_repo_done("u@2")
+    )
     assert again.data["position"] == {"repo": "u@2", "repo_index": 1, "step": 7}
     assert again.data["metrics"]["per_repo"]["u@1"] == {"R@10": 0.5}
     assert again.data["metrics"]["final"] == {"loss": 1.0} and again.data["config"] == {"x": 1}

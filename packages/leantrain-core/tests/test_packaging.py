@@ -12,7 +12,9 @@ REPO = Path(__file__).resolve().parents[3]
 def test_no_namespace_init_anywhere():
     offenders = sorted(REPO.glob("packages/*/src/leantrain/__init__.py"))
     assert offenders == [], f"leantrain is a PEP 420 namespace; remove {offenders}"
-    assert (REPO / "packages" / "leantrain-core" / "src" / "leantrain" / "core" / "__init__.py").is_file()
+    assert (
+        REPO / "packages" / "leantrain-core" / "src" / "leantrain" / "core" / "__init__.py"
+    ).is_file()
 
 
 def test_core_does_not_import_torch():

@@ -50,7 +50,10 @@ def test_layout_and_metadata(repo):
     commit = meta["from_repo"]["commit"]
     assert len(commit) == 40 and int(commit, 16) >= 0
     corpus = load_corpus(repo / "corpus.jsonl")
-    traced = [json.loads(line)["traced_file_path"] for line in (repo / "traced_files.jsonl").read_text().splitlines()]
+    traced = [
+        json.loads(line)["traced_file_path"]
+        for line in (repo / "traced_files.jsonl").read_text().splitlines()
+    ]
     assert traced == [f.path for f in corpus]
     for t in _theorems(repo):
         assert (t.url, t.commit) == (meta["from_repo"]["url"], commit)
@@ -95,9 +98,17 @@ def test_import_dag_is_acyclic_with_a_diamond_and_shared_init():
     corpus = corpora["list-basics"]
     by_path = {f.path: f for f in corpus}
     # ListBasics imports Length and Sum, which both import Defs
-    assert {"ListBasics/Length.lean", "ListBasics/Sum.lean"} <= set(by_path["ListBasics.lean"].imports)
-    assert all("ListBasics/Defs.lean" in by_path[p].imports for p in ("ListBasics/Length.lean", "ListBasics/Sum.lean"))
-    names = [{p.full_name for f in c for p in f.premises if f.path.startswith(".lake/packages/lean4/")} for c in corpora.values()]
+    assert {"ListBasics/Length.lean", "ListBasics/Sum.lean"} <= set(
+        by_path["ListBasics.lean"].imports
+    )
+    assert all(
+        "ListBasics/Defs.lean" in by_path[p].imports
+        for p in ("ListBasics/Length.lean", "ListBasics/Sum.lean")
+    )
+    names = [
+        {p.full_name for f in c for p in f.premises if f.path.startswith(".lake/packages/lean4/")}
+        for c in corpora.values()
+    ]
     assert names[0] == names[1] == names[2] and "Nat.add_comm" in names[0]
     # the downstream repo sees its dependency's files under .lake/packages/
     assert any(f.path.startswith(".lake/packages/nat-basics/") for f in corpora["order-algebra"])
@@ -113,7 +124,12 @@ def test_realistic_features_present():
     heads = {t.tactic.split()[0] for t in tactics}
     assert {"intro", "induction", "simp", "rw", "omega", "exact", "constructor", "cases"} <= heads
     # the sorry theorem sits in train, so filtering it is testable
-    sorry_thms = [t for r in REPOS for t in load_theorems(r / "random" / "train.json") if any(contains_sorry(x.tactic) for x in t.traced_tactics)]
+    sorry_thms = [
+        t
+        for r in REPOS
+        for t in load_theorems(r / "random" / "train.json")
+        if any(contains_sorry(x.tactic) for x in t.traced_tactics)
+    ]
     assert sorry_thms
 
 
@@ -138,7 +154,9 @@ def test_generator_script_reproduces_the_shipped_files(tmp_path, monkeypatch):
     spec.loader.exec_module(mod)
     monkeypatch.setattr(mod, "OUT", tmp_path)
     mod.main()
-    shipped = sorted(p.relative_to(sample_data_dir()) for p in sample_data_dir().rglob("*") if p.is_file())
+    shipped = sorted(
+        p.relative_to(sample_data_dir()) for p in sample_data_dir().rglob("*") if p.is_file()
+    )
     assert shipped == sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
     for rel in shipped:
         assert (tmp_path / rel).read_bytes() == (sample_data_dir() / rel).read_bytes(), rel

@@ -10,13 +10,17 @@ from leantrain.core import DataError, Theorem, load_corpus, load_progress_rows, 
 from leantrain.core.schemas import load_records
 
 SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data"
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"real Lean data not found at {SHARED}")
+needs_shared = pytest.mark.skipif(
+    not SHARED.is_dir(), reason=f"real Lean data not found at {SHARED}"
+)
 
 
 @needs_shared
 def test_loads_real_leandojo_v2_export():
     root = SHARED / "lean4-example"
-    thms = [t for s in ("train", "val", "test") for t in load_theorems(root / "random" / f"{s}.json")]
+    thms = [
+        t for s in ("train", "val", "test") for t in load_theorems(root / "random" / f"{s}.json")
+    ]
     assert len(thms) == 20
     assert sum(len(t.traced_tactics) for t in thms) == 40
     names = {p.full_name for t in thms for x in t.traced_tactics for p in x.premises}
@@ -38,9 +42,20 @@ def test_loads_benchmark_without_annotations_and_without_statement():
 
 def _good():
     return {
-        "url": "https://github.com/a/b", "commit": "0" * 40, "file_path": "A.lean", "full_name": "t",
-        "start": [1, 1], "end": [2, 5],
-        "traced_tactics": [{"tactic": "rfl", "annotated_tactic": ["rfl", []], "state_before": "⊢ 1 = 1", "state_after": "no goals"}],
+        "url": "https://github.com/a/b",
+        "commit": "0" * 40,
+        "file_path": "A.lean",
+        "full_name": "t",
+        "start": [1, 1],
+        "end": [2, 5],
+        "traced_tactics": [
+            {
+                "tactic": "rfl",
+                "annotated_tactic": ["rfl", []],
+                "state_before": "⊢ 1 = 1",
+                "state_after": "no goals",
+            }
+        ],
     }
 
 
@@ -51,7 +66,11 @@ def test_bad_record_names_file_index_and_field(tmp_path):
     path.write_text(json.dumps([_good(), bad]))
     with pytest.raises(DataError) as e:
         load_theorems(path)
-    assert (e.value.path, e.value.index, e.value.field) == (str(path), 1, "traced_tactics[0].state_before")
+    assert (e.value.path, e.value.index, e.value.field) == (
+        str(path),
+        1,
+        "traced_tactics[0].state_before",
+    )
     msg = str(e.value)
     assert str(path) in msg and "record 1" in msg and "state_before" in msg and "Theorem" in msg
 
@@ -81,7 +100,9 @@ def test_file_level_errors(tmp_path):
     (tmp_path / "obj.json").write_text("{}")
     with pytest.raises(DataError, match="expected a JSON array"):
         load_theorems(tmp_path / "obj.json")
-    (tmp_path / "c.jsonl").write_text('{"path": "A.lean", "imports": [], "premises": []}\n\nnot json\n')
+    (tmp_path / "c.jsonl").write_text(
+        '{"path": "A.lean", "imports": [], "premises": []}\n\nnot json\n'
+    )
     with pytest.raises(DataError) as e:
         load_corpus(tmp_path / "c.jsonl")
     assert e.value.index == 2

@@ -25,14 +25,20 @@ def _digest(root):
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory):
     root = tmp_path_factory.mktemp("synth")
-    dirs = generate_synthetic(root, 600, n_repos=3, seed=7, theorems_per_file=25, premises_per_file=10)
+    dirs = generate_synthetic(
+        root, 600, n_repos=3, seed=7, theorems_per_file=25, premises_per_file=10
+    )
     return root, dirs
 
 
 def test_same_seed_same_bytes_other_seed_differs(tmp_path, synth):
     root, _ = synth
-    generate_synthetic(tmp_path / "a", 600, n_repos=3, seed=7, theorems_per_file=25, premises_per_file=10)
-    generate_synthetic(tmp_path / "b", 600, n_repos=3, seed=8, theorems_per_file=25, premises_per_file=10)
+    generate_synthetic(
+        tmp_path / "a", 600, n_repos=3, seed=7, theorems_per_file=25, premises_per_file=10
+    )
+    generate_synthetic(
+        tmp_path / "b", 600, n_repos=3, seed=8, theorems_per_file=25, premises_per_file=10
+    )
     assert _digest(tmp_path / "a") == _digest(root)
     assert _digest(tmp_path / "b") != _digest(root)
 
@@ -52,7 +58,10 @@ def test_layout_counts_and_schema(synth):
         assert len(set(per_strategy["random"])) == len(per_strategy["random"])
         total += len(per_strategy["random"])
         corpus = load_corpus(d / "corpus.jsonl")
-        traced = [json.loads(x)["traced_file_path"] for x in (d / "traced_files.jsonl").read_text().splitlines()]
+        traced = [
+            json.loads(x)["traced_file_path"]
+            for x in (d / "traced_files.jsonl").read_text().splitlines()
+        ]
         assert traced == [f.path for f in corpus]
     assert total == 600
 
@@ -83,7 +92,9 @@ def test_premises_exist_and_are_accessible(synth):
             for p in tac.premises:
                 q = premises[(p.def_path, p.full_name)]
                 assert tuple(q.start) <= tuple(p.def_pos) < tuple(p.def_end_pos) <= tuple(q.end)
-                assert p.def_path in accessible or (p.def_path == t.file_path and tuple(q.end) < tuple(t.start))
+                assert p.def_path in accessible or (
+                    p.def_path == t.file_path and tuple(q.end) < tuple(t.start)
+                )
                 if p.def_path.startswith(".lake/packages/synth-"):
                     dep_paths.add(p.def_path.split("/")[2])
         own = premises[(t.file_path, t.full_name)]

@@ -32,13 +32,15 @@ _IDENT = re.compile(r"(?<![\w.'])[A-Za-z_][\w'.]*[\w']|(?<![\w.'])[A-Za-z_]")
 def module_name(path: str) -> str:
     for prefix in (LEAN, ".lake/packages/"):
         if path.startswith(prefix):
-            path = path[len(prefix):]
+            path = path[len(prefix) :]
             if prefix != LEAN:
                 path = path.split("/", 1)[1]
     return path.removesuffix(".lean").replace("/", ".")
 
 
-def render_file(path: str, imports: list[str], ns: str, opens: list[str], decls: list) -> tuple[list[dict], list[dict]]:
+def render_file(
+    path: str, imports: list[str], ns: str, opens: list[str], decls: list
+) -> tuple[list[dict], list[dict]]:
     """Lay the file out as Lean text; return its premises and its traced theorems (with positions)."""
     lines = [f"import {module_name(i)}" for i in imports]
     if path.endswith("NatBasics/Defs.lean"):
@@ -93,7 +95,14 @@ def build_repo(name: str, own_files: list, deps: list) -> dict:
         missing = [i for i in imps if i not in rendered]
         assert not missing, f"{path} imports unknown {missing}"
         premises, theorems = render_file(path, imps, ns, opens, decls)
-        rendered[path] = {"imports": imps, "premises": premises, "theorems": theorems, "ns": ns, "opens": opens, "own": own}
+        rendered[path] = {
+            "imports": imps,
+            "premises": premises,
+            "theorems": theorems,
+            "ns": ns,
+            "opens": opens,
+            "own": own,
+        }
 
     def closure(path: str, seen: set[str]) -> set[str]:
         for i in rendered[path]["imports"]:
@@ -107,37 +116,76 @@ def build_repo(name: str, own_files: list, deps: list) -> dict:
     for path, info in rendered.items():
         if not info["own"]:
             continue
-        imported = {p["full_name"]: (q, p) for q in closure(path, set()) for p in rendered[q]["premises"]}
+        imported = {
+            p["full_name"]: (q, p) for q in closure(path, set()) for p in rendered[q]["premises"]
+        }
         scopes = [s for s in [info["ns"], *info["opens"]] if s]
         for thm in info["theorems"]:
             # premises defined earlier in the same file are accessible too
-            local = {p["full_name"]: (path, p) for p in info["premises"] if p["start"] < thm["premise"]["start"]}
+            local = {
+                p["full_name"]: (path, p)
+                for p in info["premises"]
+                if p["start"] < thm["premise"]["start"]
+            }
             accessible = {**imported, **local}
             state, tactics = thm["goal"], []
             for tac, after in thm["steps"]:
                 provs, out, last = [], [], 0
                 for m in _IDENT.finditer(tac):
                     tok = m.group(0)
-                    hit = next((accessible[c] for c in [tok, *(f"{s}.{tok}" for s in scopes)] if c in accessible), None)
+                    hit = next(
+                        (
+                            accessible[c]
+                            for c in [tok, *(f"{s}.{tok}" for s in scopes)]
+                            if c in accessible
+                        ),
+                        None,
+                    )
                     if hit is None:
                         continue
                     def_path, p = hit
-                    provs.append({"full_name": p["full_name"], "def_path": def_path, "def_pos": p["_def_pos"], "def_end_pos": p["_def_end_pos"]})
-                    out += [tac[last:m.start()], f"<a>{tok}</a>"]
+                    provs.append(
+                        {
+                            "full_name": p["full_name"],
+                            "def_path": def_path,
+                            "def_pos": p["_def_pos"],
+                            "def_end_pos": p["_def_end_pos"],
+                        }
+                    )
+                    out += [tac[last : m.start()], f"<a>{tok}</a>"]
                     last = m.end()
                 out.append(tac[last:])
-                tactics.append({"tactic": tac, "annotated_tactic": ["".join(out), provs], "state_before": state, "state_after": after})
+                tactics.append(
+                    {
+                        "tactic": tac,
+                        "annotated_tactic": ["".join(out), provs],
+                        "state_before": state,
+                        "state_after": after,
+                    }
+                )
                 state = after
             assert 1 <= len(tactics) <= 6 and state == "no goals", thm["premise"]["full_name"]
             p = thm["premise"]
-            theorems.append({
-                "url": url, "commit": commit, "file_path": path, "full_name": p["full_name"],
-                "theorem_statement": thm["statement"], "start": p["start"], "end": p["end"],
-                "traced_tactics": tactics,
-            })
+            theorems.append(
+                {
+                    "url": url,
+                    "commit": commit,
+                    "file_path": path,
+                    "full_name": p["full_name"],
+                    "theorem_statement": thm["statement"],
+                    "start": p["start"],
+                    "end": p["end"],
+                    "traced_tactics": tactics,
+                }
+            )
     corpus = [
-        {"path": path, "imports": info["imports"],
-         "premises": [{k: v for k, v in p.items() if not k.startswith("_")} for p in info["premises"]]}
+        {
+            "path": path,
+            "imports": info["imports"],
+            "premises": [
+                {k: v for k, v in p.items() if not k.startswith("_")} for p in info["premises"]
+            ],
+        }
         for path, info in rendered.items()
     ]
     return {"url": url, "commit": commit, "theorems": theorems, "corpus": corpus}
@@ -152,7 +200,11 @@ def split_random(theorems: list[dict], seed: str) -> dict[str, list[dict]]:
     random.Random(seed).shuffle(order)
     order.sort(key=_uses_sorry, reverse=True)  # the sorry theorem stays in train, for filter tests
     n = max(2, round(0.15 * len(order)))
-    return {"train": order[: len(order) - 2 * n], "val": order[len(order) - 2 * n : len(order) - n], "test": order[len(order) - n :]}
+    return {
+        "train": order[: len(order) - 2 * n],
+        "val": order[len(order) - 2 * n : len(order) - n],
+        "test": order[len(order) - n :],
+    }
 
 
 def split_novel_premises(theorems: list[dict]) -> dict[str, list[dict]]:
@@ -169,7 +221,13 @@ def split_novel_premises(theorems: list[dict]) -> dict[str, list[dict]]:
         free = [i for i in uses[premise] if i not in assigned]
         if not free or any(assigned.get(i) == "train" for i in uses[premise]):
             continue
-        split = "test" if sum(v == "test" for v in assigned.values()) < n else "val" if sum(v == "val" for v in assigned.values()) < n else None
+        split = (
+            "test"
+            if sum(v == "test" for v in assigned.values()) < n
+            else "val"
+            if sum(v == "val" for v in assigned.values()) < n
+            else None
+        )
         if split is None:
             break
         for i in free:
@@ -191,11 +249,21 @@ def main() -> None:
     for name, own_files, deps in REPOS:
         repo = build_repo(name, own_files, deps)
         d = OUT / name
-        for strategy, splits in (("random", split_random(repo["theorems"], name)), ("novel_premises", split_novel_premises(repo["theorems"]))):
+        for strategy, splits in (
+            ("random", split_random(repo["theorems"], name)),
+            ("novel_premises", split_novel_premises(repo["theorems"])),
+        ):
             for split, thms in splits.items():
                 assert thms, (name, strategy, split)
                 _dump(d / strategy / f"{split}.json", thms)
-        _dump(d / "metadata.json", {"creation_time": CREATION_TIME, "from_repo": {"url": repo["url"], "commit": repo["commit"]}, "leandojo_version": LEANDOJO_VERSION})
+        _dump(
+            d / "metadata.json",
+            {
+                "creation_time": CREATION_TIME,
+                "from_repo": {"url": repo["url"], "commit": repo["commit"]},
+                "leandojo_version": LEANDOJO_VERSION,
+            },
+        )
         with (d / "corpus.jsonl").open("w", encoding="utf-8") as f:
             for line in repo["corpus"]:
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
@@ -203,8 +271,12 @@ def main() -> None:
             for line in repo["corpus"]:
                 f.write(json.dumps({"traced_file_path": line["path"]}) + "\n")
         n_tac = sum(len(t["traced_tactics"]) for t in repo["theorems"])
-        n_ann = sum(len(x["annotated_tactic"][1]) for t in repo["theorems"] for x in t["traced_tactics"])
-        print(f"{name}: {len(repo['theorems'])} theorems, {n_tac} tactics, {n_ann} annotations, {len(repo['corpus'])} files")
+        n_ann = sum(
+            len(x["annotated_tactic"][1]) for t in repo["theorems"] for x in t["traced_tactics"]
+        )
+        print(
+            f"{name}: {len(repo['theorems'])} theorems, {n_tac} tactics, {n_ann} annotations, {len(repo['corpus'])} files"
+        )
 
 
 if __name__ == "__main__":

@@ -39,28 +39,171 @@ _LEAN = ".lake/packages/lean4/src/lean/"
 _INIT_FILES = [
     (_LEAN + "Init/Core.lean", []),
     (_LEAN + "Init/Data/Nat/Basic.lean", [_LEAN + "Init/Core.lean"]),
-    (_LEAN + "Init/Data/List/Basic.lean", [_LEAN + "Init/Core.lean", _LEAN + "Init/Data/Nat/Basic.lean"]),
-    (_LEAN + "Init.lean", [_LEAN + "Init/Data/Nat/Basic.lean", _LEAN + "Init/Data/List/Basic.lean"]),
+    (
+        _LEAN + "Init/Data/List/Basic.lean",
+        [_LEAN + "Init/Core.lean", _LEAN + "Init/Data/Nat/Basic.lean"],
+    ),
+    (
+        _LEAN + "Init.lean",
+        [_LEAN + "Init/Data/Nat/Basic.lean", _LEAN + "Init/Data/List/Basic.lean"],
+    ),
 ]
 _INIT_NAMESPACES = ["", "Nat", "List", ""]
 _INIT_PREMISES_PER_FILE = 40
 _CREATION_TIME = "2025-06-02 10:15:00.000000"
 
-_WORDS = ["add", "mul", "sub", "div", "mod", "pow", "neg", "inv", "comm", "assoc", "left", "right", "cancel", "distrib", "le", "lt", "ne", "eq", "zero", "one", "two", "succ", "pred", "pos", "nonneg", "mono", "strict_mono", "injective", "surjective", "map", "append", "length", "reverse", "cons", "nil", "sum", "prod", "max", "min", "abs", "sq", "sqrt", "dvd", "gcd", "lcm", "card", "image", "preimage", "inter", "union", "subset", "mem", "filter", "fold", "self", "iff", "of", "trans", "symm", "refl", "antisymm", "bot", "top", "sup", "inf"]
-_TOPICS = ["Basic", "Order", "Lemmas", "Defs", "Arith", "Lattice", "Group", "Ring", "Field", "Finset", "Sum", "Prod", "Bound", "Parity", "Div", "Gcd", "Image", "Card"]
+_WORDS = [
+    "add",
+    "mul",
+    "sub",
+    "div",
+    "mod",
+    "pow",
+    "neg",
+    "inv",
+    "comm",
+    "assoc",
+    "left",
+    "right",
+    "cancel",
+    "distrib",
+    "le",
+    "lt",
+    "ne",
+    "eq",
+    "zero",
+    "one",
+    "two",
+    "succ",
+    "pred",
+    "pos",
+    "nonneg",
+    "mono",
+    "strict_mono",
+    "injective",
+    "surjective",
+    "map",
+    "append",
+    "length",
+    "reverse",
+    "cons",
+    "nil",
+    "sum",
+    "prod",
+    "max",
+    "min",
+    "abs",
+    "sq",
+    "sqrt",
+    "dvd",
+    "gcd",
+    "lcm",
+    "card",
+    "image",
+    "preimage",
+    "inter",
+    "union",
+    "subset",
+    "mem",
+    "filter",
+    "fold",
+    "self",
+    "iff",
+    "of",
+    "trans",
+    "symm",
+    "refl",
+    "antisymm",
+    "bot",
+    "top",
+    "sup",
+    "inf",
+]
+_TOPICS = [
+    "Basic",
+    "Order",
+    "Lemmas",
+    "Defs",
+    "Arith",
+    "Lattice",
+    "Group",
+    "Ring",
+    "Field",
+    "Finset",
+    "Sum",
+    "Prod",
+    "Bound",
+    "Parity",
+    "Div",
+    "Gcd",
+    "Image",
+    "Card",
+]
 _DOMAINS = [
     # (binder type, variable names, binary operators, relations, atoms)
-    ("ℕ", ["n", "m", "k", "a", "b", "c"], [" + ", " * ", " - ", " / ", " % ", " ^ "], [" = ", " ≤ ", " < ", " ≠ ", " ∣ "], ["0", "1", "2", "(n + 1)", "Nat.succ k", "f n", "n.factorial"]),
-    ("ℤ", ["x", "y", "z", "a", "b"], [" + ", " * ", " - ", " / ", " % "], [" = ", " ≤ ", " < ", " ≠ "], ["0", "1", "-1", "|x|", "x.natAbs", "Int.toNat y"]),
-    ("ℝ", ["x", "y", "ε", "δ", "r"], [" + ", " * ", " - ", " / "], [" = ", " ≤ ", " < ", " ≠ "], ["0", "1", "2⁻¹", "Real.sqrt x", "|x - y|", "x ^ 2", "Real.exp r", "π"]),
-    ("List α", ["l", "l₁", "l₂", "xs", "ys"], [" ++ "], [" = ", " ≠ ", " <+ ", " ⊆ "], ["[]", "[a]", "a :: l", "l.reverse", "List.map f l", "List.filter p xs", "l.tail"]),
-    ("Finset ℕ", ["s", "t", "u"], [" ∪ ", " ∩ ", " \\ "], [" = ", " ⊆ ", " ⊂ ", " ≠ "], ["∅", "{0}", "Finset.range n", "s.image f", "s.filter p", "insert a s"]),
+    (
+        "ℕ",
+        ["n", "m", "k", "a", "b", "c"],
+        [" + ", " * ", " - ", " / ", " % ", " ^ "],
+        [" = ", " ≤ ", " < ", " ≠ ", " ∣ "],
+        ["0", "1", "2", "(n + 1)", "Nat.succ k", "f n", "n.factorial"],
+    ),
+    (
+        "ℤ",
+        ["x", "y", "z", "a", "b"],
+        [" + ", " * ", " - ", " / ", " % "],
+        [" = ", " ≤ ", " < ", " ≠ "],
+        ["0", "1", "-1", "|x|", "x.natAbs", "Int.toNat y"],
+    ),
+    (
+        "ℝ",
+        ["x", "y", "ε", "δ", "r"],
+        [" + ", " * ", " - ", " / "],
+        [" = ", " ≤ ", " < ", " ≠ "],
+        ["0", "1", "2⁻¹", "Real.sqrt x", "|x - y|", "x ^ 2", "Real.exp r", "π"],
+    ),
+    (
+        "List α",
+        ["l", "l₁", "l₂", "xs", "ys"],
+        [" ++ "],
+        [" = ", " ≠ ", " <+ ", " ⊆ "],
+        ["[]", "[a]", "a :: l", "l.reverse", "List.map f l", "List.filter p xs", "l.tail"],
+    ),
+    (
+        "Finset ℕ",
+        ["s", "t", "u"],
+        [" ∪ ", " ∩ ", " \\ "],
+        [" = ", " ⊆ ", " ⊂ ", " ≠ "],
+        ["∅", "{0}", "Finset.range n", "s.image f", "s.filter p", "insert a s"],
+    ),
 ]
 _EXTRA_HYPS = [
-    "α : Type u_1", "β : Type u_2", "inst✝ : DecidableEq α", "inst✝¹ : LinearOrder α",
-    "f : ℕ → ℕ", "p : α → Prop", "hf : Monotone f", "hp : DecidablePred p", "a : α", "ih : P k",
+    "α : Type u_1",
+    "β : Type u_2",
+    "inst✝ : DecidableEq α",
+    "inst✝¹ : LinearOrder α",
+    "f : ℕ → ℕ",
+    "p : α → Prop",
+    "hf : Monotone f",
+    "hp : DecidablePred p",
+    "a : α",
+    "ih : P k",
 ]
-_NO_PREMISE_TACTICS = ["omega", "linarith", "norm_num", "positivity", "ring", "decide", "rfl", "assumption", "trivial", "aesop", "exact le_rfl", "constructor", "tauto"]
+_NO_PREMISE_TACTICS = [
+    "omega",
+    "linarith",
+    "norm_num",
+    "positivity",
+    "ring",
+    "decide",
+    "rfl",
+    "assumption",
+    "trivial",
+    "aesop",
+    "exact le_rfl",
+    "constructor",
+    "tauto",
+]
 
 
 @dataclass
@@ -95,7 +238,15 @@ def _module_name(path: str) -> str:
 class _Generator:
     """Generates premises and theorems; one instance per call, state shared across repos."""
 
-    def __init__(self, seed: int, *, mean_tactics: float, max_tactics: int, sorry_fraction: float, novel_premise_fraction: float) -> None:
+    def __init__(
+        self,
+        seed: int,
+        *,
+        mean_tactics: float,
+        max_tactics: int,
+        sorry_fraction: float,
+        novel_premise_fraction: float,
+    ) -> None:
         self.seed = seed
         self.p_geom = 1.0 / max(mean_tactics, 1.0)
         self.max_tactics = max_tactics
@@ -112,7 +263,9 @@ class _Generator:
         words = rng.sample(_WORDS, rng.randint(2, 4))
         return "_".join(words) + f"_{self.name_counter}"
 
-    def add_premise(self, rng: random.Random, prem: _Premise, *, boost: float = 1.0, own: bool = False) -> int:
+    def add_premise(
+        self, rng: random.Random, prem: _Premise, *, boost: float = 1.0, own: bool = False
+    ) -> int:
         idx = len(self.premises)
         self.premises.append(prem)
         w = rng.paretovariate(1.1) * boost  # heavy tail: a few premises are used very often
@@ -175,7 +328,9 @@ class _Generator:
         return hyps, names[:k]
 
     # -- theorems ------------------------------------------------------------------------------
-    def theorem(self, rng: random.Random, name: str, n_accessible: int, file_start: int) -> tuple[str, list[dict[str, Any]], set[int]]:
+    def theorem(
+        self, rng: random.Random, name: str, n_accessible: int, file_start: int
+    ) -> tuple[str, list[dict[str, Any]], set[int]]:
         """``(statement, traced_tactics, used premise indices)`` of one synthetic theorem."""
         dom = rng.choice(_DOMAINS)
         hyps, names = self._context(rng, dom)
@@ -183,9 +338,16 @@ class _Generator:
         target = int(math.exp(rng.uniform(math.log(50), math.log(400))))
         ctx = "\n".join(hyps)
         goal = self._goal(rng, dom, max(12, target - len(ctx) - 3), names)
-        binders = " ".join(f"{{{h}}}" if h.startswith(("α", "β")) else f"({h})" for h in hyps if "✝" not in h)
+        binders = " ".join(
+            f"{{{h}}}" if h.startswith(("α", "β")) else f"({h})" for h in hyps if "✝" not in h
+        )
         statement = f"theorem {name} {binders} : {goal[2:]} :="
-        n_tac = min(self.max_tactics, 1 + int(math.log(1.0 - rng.random()) / math.log(1.0 - self.p_geom)) if self.p_geom < 1 else 1)
+        n_tac = min(
+            self.max_tactics,
+            1 + int(math.log(1.0 - rng.random()) / math.log(1.0 - self.p_geom))
+            if self.p_geom < 1
+            else 1,
+        )
         use_sorry = rng.random() < self.sorry_fraction
         state = f"{ctx}\n{goal}"
         tactics: list[dict[str, Any]] = []
@@ -211,7 +373,9 @@ class _Generator:
                 elif kind < 0.65:
                     fmt = "simp only [{}]" if rng.random() < 0.4 else "simp [{}]"
                 elif kind < 0.85:
-                    args = " ".join(rng.choice(("_", names[0], "h₀")) for _ in range(rng.randint(0, 2)))
+                    args = " ".join(
+                        rng.choice(("_", names[0], "h₀")) for _ in range(rng.randint(0, 2))
+                    )
                     fmt = ("exact {} " + args).rstrip()
                 else:
                     fmt = "apply {}"
@@ -229,7 +393,9 @@ class _Generator:
             if last:
                 after = "no goals"
             else:
-                new_goal = self._goal(rng, dom, max(12, target - len(ctx) - 3 + rng.randint(-20, 20)), names)
+                new_goal = self._goal(
+                    rng, dom, max(12, target - len(ctx) - 3 + rng.randint(-20, 20)), names
+                )
                 after = f"{ctx}\n{new_goal}"
                 if cases == 0 and text in ("constructor", "tauto") and step < n_tac - 2:
                     cases = 1
@@ -239,12 +405,26 @@ class _Generator:
             state = after
         return statement, tactics, used
 
-    def _tactic(self, text: str, annotated: str | None, premises: list[int], before: str, after: str) -> dict[str, Any]:
+    def _tactic(
+        self, text: str, annotated: str | None, premises: list[int], before: str, after: str
+    ) -> dict[str, Any]:
         provs = []
         for i in premises:
             p = self.premises[i]
-            provs.append({"full_name": p.full_name, "def_path": self._path_from(p), "def_pos": list(p.pos), "def_end_pos": list(p.end_pos)})
-        return {"tactic": text, "annotated_tactic": [annotated or text, provs], "state_before": before, "state_after": after}
+            provs.append(
+                {
+                    "full_name": p.full_name,
+                    "def_path": self._path_from(p),
+                    "def_pos": list(p.pos),
+                    "def_end_pos": list(p.end_pos),
+                }
+            )
+        return {
+            "tactic": text,
+            "annotated_tactic": [annotated or text, provs],
+            "state_before": before,
+            "state_after": after,
+        }
 
     def _path_from(self, p: _Premise) -> str:
         """The premise's path as seen from the repository being generated."""
@@ -275,8 +455,19 @@ class _ArrayWriter:
 
 
 def _premise_code(kind: str, name: str, rng: random.Random) -> list[str]:
-    body = rng.choice(("by simp", "by omega", "rfl", "by\n  intro h\n  simp_all", "fun h => h.symm", "by\n  induction n <;> simp_all"))
-    return f"{kind} {name} : {rng.choice(('n + 0 = n', 'a ≤ b → b ≤ c → a ≤ c', 'l ++ [] = l', 'x * 1 = x'))} := {body}".split("\n")
+    body = rng.choice(
+        (
+            "by simp",
+            "by omega",
+            "rfl",
+            "by\n  intro h\n  simp_all",
+            "fun h => h.symm",
+            "by\n  induction n <;> simp_all",
+        )
+    )
+    return f"{kind} {name} : {rng.choice(('n + 0 = n', 'a ≤ b → b ≤ c → a ≤ c', 'l ++ [] = l', 'x * 1 = x'))} := {body}".split(
+        "\n"
+    )
 
 
 def _init_premises(gen: _Generator, rng: random.Random, corpus: list[dict[str, Any]]) -> None:
@@ -289,8 +480,18 @@ def _init_premises(gen: _Generator, rng: random.Random, corpus: list[dict[str, A
             kind = rng.choice(("theorem", "theorem", "theorem", "def"))
             code = _premise_code(kind, name, rng)
             col = len(kind) + 2
-            gen.add_premise(rng, _Premise(name, -1, path, (line, col), (line, col + len(name))), boost=5.0)
-            premises.append({"full_name": name, "code": "\n".join(code), "start": [line, 1], "end": [line + len(code) - 1, len(code[-1]) + 1], "kind": kind})
+            gen.add_premise(
+                rng, _Premise(name, -1, path, (line, col), (line, col + len(name))), boost=5.0
+            )
+            premises.append(
+                {
+                    "full_name": name,
+                    "code": "\n".join(code),
+                    "start": [line, 1],
+                    "end": [line + len(code) - 1, len(code[-1]) + 1],
+                    "kind": kind,
+                }
+            )
             line += len(code) + 1
         corpus.append({"path": path, "imports": imports, "premises": premises})
 
@@ -325,7 +526,13 @@ def generate_synthetic(
     if n_theorems < 0 or n_repos < 1 or theorems_per_file < 1:
         raise ValueError("need n_theorems >= 0, n_repos >= 1, theorems_per_file >= 1")
     out_dir = Path(out_dir)
-    gen = _Generator(seed, mean_tactics=mean_tactics, max_tactics=max_tactics, sorry_fraction=sorry_fraction, novel_premise_fraction=novel_premise_fraction)
+    gen = _Generator(
+        seed,
+        mean_tactics=mean_tactics,
+        max_tactics=max_tactics,
+        sorry_fraction=sorry_fraction,
+        novel_premise_fraction=novel_premise_fraction,
+    )
     init_rng = random.Random(f"{seed}:init")
     init_corpus: list[dict[str, Any]] = []
     _init_premises(gen, init_rng, init_corpus)
@@ -334,23 +541,48 @@ def generate_synthetic(
         count = n_theorems // n_repos + (1 if repo < n_theorems % n_repos else 0)
         target = out_dir / _repo_name(repo)
         with atomic_directory(target) as tmp:
-            _write_repo(gen, tmp, repo, count, seed, init_corpus, dirs[-1] if dirs else None, target,
-                        theorems_per_file=theorems_per_file, premises_per_file=premises_per_file,
-                        val_fraction=val_fraction, test_fraction=test_fraction)
+            _write_repo(
+                gen,
+                tmp,
+                repo,
+                count,
+                seed,
+                init_corpus,
+                dirs[-1] if dirs else None,
+                target,
+                theorems_per_file=theorems_per_file,
+                premises_per_file=premises_per_file,
+                val_fraction=val_fraction,
+                test_fraction=test_fraction,
+            )
         dirs.append(target)
     return dirs
 
 
 def _write_repo(
-    gen: _Generator, tmp: Path, repo: int, count: int, seed: int, init_corpus: list[dict[str, Any]],
-    prev_dir: Path | None, target: Path, *, theorems_per_file: int, premises_per_file: int,
-    val_fraction: float, test_fraction: float,
+    gen: _Generator,
+    tmp: Path,
+    repo: int,
+    count: int,
+    seed: int,
+    init_corpus: list[dict[str, Any]],
+    prev_dir: Path | None,
+    target: Path,
+    *,
+    theorems_per_file: int,
+    premises_per_file: int,
+    val_fraction: float,
+    test_fraction: float,
 ) -> None:
     rng = random.Random(f"{seed}:repo:{repo}")
     gen.current_repo = repo
     name, module = _repo_name(repo), _repo_module(repo)
     url, commit = f"https://github.com/leantrain-synthetic/{name}", _commit(seed, repo)
-    splits = {(s, p): _ArrayWriter(tmp / s / f"{p}.json") for s in ("random", "novel_premises") for p in ("train", "val", "test")}
+    splits = {
+        (s, p): _ArrayWriter(tmp / s / f"{p}.json")
+        for s in ("random", "novel_premises")
+        for p in ("train", "val", "test")
+    }
     corpus = (tmp / "corpus.jsonl").open("w", encoding="utf-8")
     traced = (tmp / "traced_files.jsonl").open("w", encoding="utf-8")
 
@@ -370,7 +602,11 @@ def _write_repo(
                 fix = lambda p: p if p.startswith(".lake/") else prefix + p  # noqa: E731
                 line["path"], line["imports"] = fix(line["path"]), [fix(i) for i in line["imports"]]
                 emit_file(line)
-    dep_root = f".lake/packages/{_repo_name(repo - 1)}/{_repo_module(repo - 1)}.lean" if repo else _INIT_FILES[-1][0]
+    dep_root = (
+        f".lake/packages/{_repo_name(repo - 1)}/{_repo_module(repo - 1)}.lean"
+        if repo
+        else _INIT_FILES[-1][0]
+    )
 
     n_files = max(1, math.ceil(count / theorems_per_file))
     files: list[str] = []
@@ -401,21 +637,51 @@ def _write_repo(
             else:
                 statement, tactics, used = gen.theorem(rng, name, n_acc, file_start)
                 kind = "theorem"
-                body = [statement[:-3] + ":= by"] + ["  " + ln for t in tactics for ln in t["tactic"].split("\n")]
+                body = [statement[:-3] + ":= by"] + [
+                    "  " + ln for t in tactics for ln in t["tactic"].split("\n")
+                ]
                 code = body
-                thm = {"url": url, "commit": commit, "file_path": path, "full_name": full,
-                       "theorem_statement": statement, "start": [line_no, 1],
-                       "end": [line_no + len(code) - 1, len(code[-1]) + 1], "traced_tactics": tactics}
+                thm = {
+                    "url": url,
+                    "commit": commit,
+                    "file_path": path,
+                    "full_name": full,
+                    "theorem_statement": statement,
+                    "start": [line_no, 1],
+                    "end": [line_no + len(code) - 1, len(code[-1]) + 1],
+                    "traced_tactics": tactics,
+                }
                 text = _dump(thm)
                 u = rng.random()
-                split = "test" if u < test_fraction else "val" if u < test_fraction + val_fraction else "train"
+                split = (
+                    "test"
+                    if u < test_fraction
+                    else "val"
+                    if u < test_fraction + val_fraction
+                    else "train"
+                )
                 splits["random", split].write(text)
-                novel = "train" if gen.novel.isdisjoint(used) else ("test" if rng.random() < 0.5 else "val")
+                novel = (
+                    "train"
+                    if gen.novel.isdisjoint(used)
+                    else ("test" if rng.random() < 0.5 else "val")
+                )
                 splits["novel_premises", novel].write(text)
             col = len(kind) + 2
-            gen.add_premise(rng, _Premise(full, repo, path, (line_no, col), (line_no, col + len(name))), own=True)
-            premises_out.append({"full_name": full, "code": "\n".join(code), "start": [line_no, 1],
-                                 "end": [line_no + len(code) - 1, len(code[-1]) + 1], "kind": kind})
+            gen.add_premise(
+                rng,
+                _Premise(full, repo, path, (line_no, col), (line_no, col + len(name))),
+                own=True,
+            )
+            premises_out.append(
+                {
+                    "full_name": full,
+                    "code": "\n".join(code),
+                    "start": [line_no, 1],
+                    "end": [line_no + len(code) - 1, len(code[-1]) + 1],
+                    "kind": kind,
+                }
+            )
             line_no += len(code) + 1
         emit_file({"path": path, "imports": imports, "premises": premises_out})
         files.append(path)
@@ -424,7 +690,17 @@ def _write_repo(
         w.close()
     corpus.close()
     traced.close()
-    (tmp / "metadata.json").write_text(_dump({"creation_time": _CREATION_TIME, "from_repo": {"url": url, "commit": commit}, "leandojo_version": "4.20.0"}) + "\n", encoding="utf-8")
+    (tmp / "metadata.json").write_text(
+        _dump(
+            {
+                "creation_time": _CREATION_TIME,
+                "from_repo": {"url": url, "commit": commit},
+                "leandojo_version": "4.20.0",
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
 
 
 def synthetic_theorems(n: int, seed: int = 0, **kwargs: Any) -> Iterator[dict[str, Any]]:
