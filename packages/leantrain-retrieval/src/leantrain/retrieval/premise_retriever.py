@@ -39,7 +39,9 @@ class PremiseRetriever(L.LightningModule):
         ewc: EWC | None = None,
     ) -> None:
         super().__init__()
-        self.encoder = encoder
+        self.encoder = (
+            encoder.train()
+        )  # from_pretrained returns eval mode; Lightning keeps modes as given
         self.tokenizer = tokenizer
         self.learning_rate = learning_rate
         self.weight_decay = weight_decay
