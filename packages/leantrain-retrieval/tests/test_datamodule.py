@@ -65,7 +65,7 @@ def test_batches_label_every_positive_in_the_batch(synthetic_export):
     ds = dm.train_dataset()
     # two items sharing a positive premise: each context must be labelled positive on both columns
     by_pos = {}
-    for i, (ex, p) in enumerate(ds.pairs):
+    for i, (_ex, p) in enumerate(ds.pairs):
         by_pos.setdefault(p, []).append(i)
     i, j = next(v for v in by_pos.values() if len(v) >= 2)[:2]
     k = next(x for x in range(len(ds)) if ds.pairs[x][1] != ds.pairs[i][1])
