@@ -36,7 +36,7 @@ def test_saved_model_reloads_to_identical_outputs(trained: dict[str, Any]) -> No
     reloaded = ProgressPredictor.from_pretrained(trained["dir"])
     assert reloaded.predict_many(*args) == in_memory
     # The locally built tokenizer round-trips through AutoTokenizer to the same ids.
-    texts = ProgressDataset(rows=rows).texts() + ["n : ℕ\n⊢ n + 0 = n", "unseen ∀ ε > 0, ∃ δ"]
+    texts = [*ProgressDataset(rows=rows).texts(), "n : ℕ\n⊢ n + 0 = n", "unseen ∀ ε > 0, ∃ δ"]
     tok_dir = AutoTokenizer.from_pretrained(trained["dir"])
     assert tok_dir(texts)["input_ids"] == trained["trainer"].tokenizer(texts)["input_ids"]
 

@@ -15,6 +15,7 @@ import dataclasses
 import os
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -67,6 +68,26 @@ def _save_flat(model: Any, tokenizer: Any, target: Path) -> None:
             os.replace(f, target / f.name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _stderr_logs() -> Any:
+    """A callback printing each log dict as one line on stderr (built lazily: no transformers
+    import when the CLI only registers its commands)."""
+    from transformers import TrainerCallback
+
+    class StderrLogs(TrainerCallback):
+        """Prints each log dict as one compact line on stderr."""
+
+        def on_log(
+            self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any
+        ) -> None:
+            if logs and state.is_world_process_zero:
+                items = ", ".join(
+                    f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in logs.items()
+                )
+                print(f"[progress] step {state.global_step}: {items}", file=sys.stderr)
+
+    return StderrLogs()
 
 
 class ProgressTrainer:
@@ -247,6 +268,11 @@ class ProgressTrainer:
             data_collator=DataCollatorWithPadding(self.tokenizer),
             compute_metrics=compute_metrics,
         )
+        # Keep stdout for results (the CLI prints JSON there): training logs go to stderr.
+        from transformers.trainer_callback import PrinterCallback
+
+        trainer.remove_callback(PrinterCallback)
+        trainer.add_callback(_stderr_logs())
         train_out = trainer.train(resume_from_checkpoint=last)
         self.trainer = trainer
         self.model = trainer.model

@@ -111,20 +111,25 @@ class ProgressReward:
         refs = list(reference) if reference is not None else [None] * n
         tactics = [completion_text(c) for c in completions]
         valid = [i for i, t in enumerate(tactics) if t and not contains_sorry(t)]
-        ref_idx = sorted({i for i in valid if refs[i]} | {i for i in range(n) if refs[i]})
-        # One batched call for the completions and the references.
-        queries = [(goals[i], prefixes[i], tactics[i]) for i in valid] + [
-            (goals[i], prefixes[i], str(refs[i])) for i in ref_idx
-        ]
+        # One batched call over the distinct (state, prefix, tactic) queries: in GRPO the
+        # completions of a prompt share their state and reference.
+        queries: dict[tuple[str, str, str], int] = {}
+        for i in valid:
+            queries.setdefault((goals[i], _key(prefixes[i]), tactics[i]), len(queries))
+            if refs[i]:
+                queries.setdefault((goals[i], _key(prefixes[i]), str(refs[i])), len(queries))
+        keys = list(queries)
         preds = (
             self.predictor.predict_many(
-                [q[0] for q in queries], [q[1] for q in queries], [q[2] for q in queries]
+                [k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys]
             )
-            if queries
+            if keys
             else []
         )
-        pred = dict(zip(valid, preds[: len(valid)]))
-        ref_pred = dict(zip(ref_idx, preds[len(valid) :]))
+        pred = {i: preds[queries[(goals[i], _key(prefixes[i]), tactics[i])]] for i in valid}
+        ref_pred = {
+            i: preds[queries[(goals[i], _key(prefixes[i]), str(refs[i]))]] for i in valid if refs[i]
+        }
         # Without a reference, the baseline is the mean over completions of the same state.
         groups: dict[tuple[str, str], list[float]] = defaultdict(list)
         for i in valid:

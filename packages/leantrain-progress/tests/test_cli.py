@@ -1,0 +1,133 @@
+"""``leantrain progress …`` end to end, in process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from leantrain.core.cli import main
+from progress_helpers import tactic, theorem, write_json, write_jsonl
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["progress", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_make_data_train_evaluate_predict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export = tmp_path / "export"
+    thms = [
+        theorem(f"t{i}", [tactic(f"step{j}", f"⊢ g{i} {j}") for j in range(1 + i % 3)])
+        for i in range(12)
+    ]
+    write_json(export / "random" / "train.json", thms)
+    rows = tmp_path / "rows.jsonl"
+    code, out, _ = _run(capsys, "make-data", "--data", str(export), "--out", str(rows))
+    assert code == 0 and json.loads(out)["rows"] == 24
+    assert len(rows.read_text().splitlines()) == 24
+
+    model = tmp_path / "prog"
+    code, out, _ = _run(
+        capsys,
+        "train",
+        "--model",
+        "tiny",
+        "--data",
+        str(rows),
+        "--output-dir",
+        str(model),
+        "--epochs",
+        "1",
+        "--max-length",
+        "64",
+        "--tiny-hidden-size",
+        "32",
+        "--tiny-vocab-size",
+        "120",
+    )
+    assert code == 0, out
+    assert "mse" in json.loads(out[out.index("{") :])["metrics"]
+
+    code, out, _ = _run(capsys, "evaluate", "--model", str(model), "--data", str(rows))
+    assert code == 0 and json.loads(out)["rows"] == 24
+
+    code, out, _ = _run(
+        capsys,
+        "predict",
+        "--model",
+        str(model),
+        "--goal",
+        "n : ℕ\\n⊢ n + 0 = n",
+        "--tactic",
+        "simp",
+        "--tactic",
+        "omega",
+    )
+    ranked = json.loads(out)
+    assert code == 0 and {r["tactic"] for r in ranked} == {"simp", "omega"}
+    assert ranked[0]["steps_remaining"] <= ranked[1]["steps_remaining"]
+
+
+def test_bad_inputs_give_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = write_jsonl(
+        tmp_path / "bad.jsonl", [{"goal": "⊢ p", "tactic": "simp", "steps_remaining": -1}]
+    )
+    code, _, err = _run(
+        capsys, "train", "--model", "tiny", "--data", str(bad), "--output-dir", str(tmp_path / "o")
+    )
+    assert (
+        code == 1 and err.startswith("error: ") and "record 0" in err and "steps_remaining" in err
+    )
+    assert len(err.strip().splitlines()) == 1
+    code, _, err = _run(capsys, "train", "--modle", "tiny")
+    assert code == 2 and "did you mean '--model'" in err
+    code, _, err = _run(
+        capsys, "predict", "--model", str(tmp_path), "--goal", "⊢ p", "--tactic", "simp"
+    )
+    assert code == 1 and "not a trained progress model" in err
+    code, _, err = _run(
+        capsys, "make-data", "--data", str(tmp_path / "missing"), "--out", str(tmp_path / "r.jsonl")
+    )
+    assert code == 1 and "not found" in err and not (tmp_path / "r.jsonl").exists()
+    code, _, err = _run(capsys, "trian")
+    assert code == 2 and "did you mean 'train'" in err
+
+
+def test_help_lists_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "--help")
+    assert code == 0 and all(c in out for c in ("make-data", "train", "evaluate", "predict"))
+    with pytest.raises(SystemExit) as exit_:
+        main(["progress", "train", "--help"])
+    assert exit_.value.code == 0
+    assert "--learning-rate" in capsys.readouterr().out.replace("_", "-")
+
+
+def test_register_module_imports_nothing_heavy() -> None:
+    code = "import sys, leantrain.progress.cli as c; c.register(); print(sorted(m for m in ('torch','transformers','datasets') if m in sys.modules))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
+
+
+def test_cli_evaluate_matches_python(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], trained: dict[str, Any]
+) -> None:
+    code, out, _ = _run(
+        capsys, "evaluate", "--model", str(trained["dir"]), "--data", str(trained["eval_path"])
+    )
+    from leantrain.progress import ProgressPredictor
+
+    assert code == 0
+    assert json.loads(out)["mae"] == pytest.approx(
+        ProgressPredictor.from_pretrained(trained["dir"]).evaluate(trained["eval_rows"])["mae"]
+    )
