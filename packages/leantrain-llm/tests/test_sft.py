@@ -145,7 +145,7 @@ def test_lora_saves_only_the_adapter_and_chains_into_grpo(sft_rows, tmp_path):
 
 def test_lora_target_module_missing_is_an_error(tmp_path):
     t = _trainer(tmp_path, lora_config=create_lora_config(target_modules=["query_key_value"]))
-    with pytest.raises(ConfigError, match="query_key_value.*not found"):
+    with pytest.raises(ConfigError, match=r"query_key_value.*not found"):
         t.model  # noqa: B018
     from leantrain.llm import build_tiny_model
 

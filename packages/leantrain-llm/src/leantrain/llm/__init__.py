@@ -25,7 +25,7 @@ _EXPORTS = {
     "load_model_and_tokenizer": "leantrain.llm.model_loading",
     "tactic_accuracy": "leantrain.llm.evaluation",
     "generate_tactics": "leantrain.llm.evaluation",
-    "run": "leantrain.llm.run",
+    "run": "leantrain.llm.runner",
 }
 
 __all__ = sorted(_EXPORTS)

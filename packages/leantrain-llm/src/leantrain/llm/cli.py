@@ -27,7 +27,7 @@ def _print(result: dict) -> None:
 
 def _sft(argv: Sequence[str]) -> int:
     from leantrain.core.config import parse_cli
-    from leantrain.llm.run import train_with_config
+    from leantrain.llm.runner import train_with_config
     from leantrain.llm.sft_config import SFTConfig
 
     cfg = parse_cli(
@@ -44,7 +44,7 @@ def _sft(argv: Sequence[str]) -> int:
 def _grpo(argv: Sequence[str]) -> int:
     from leantrain.core.config import parse_cli
     from leantrain.llm.grpo_config import GRPOConfig
-    from leantrain.llm.run import train_with_config
+    from leantrain.llm.runner import train_with_config
 
     cfg = parse_cli(
         GRPOConfig,
@@ -72,7 +72,7 @@ def _llm(argv: Sequence[str]) -> int:
         return 2
     from leantrain.core.config import parse_cli
     from leantrain.llm.eval_config import EvalConfig
-    from leantrain.llm.run import evaluate_with_config
+    from leantrain.llm.runner import evaluate_with_config
 
     cfg = parse_cli(
         EvalConfig,

@@ -1,0 +1,104 @@
+import json
+import subprocess
+import sys
+
+import pytest
+from leantrain.core.cli import main
+from leantrain.core.errors import ConfigError
+from leantrain.llm import run
+
+
+def test_register_imports_nothing_heavy():
+    code = (
+        "import sys; from leantrain.llm.cli import register; cmds = register();"
+        "print([c.name for c in cmds]); print(any(m in sys.modules for m in ('torch', 'transformers', 'trl')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    assert out[0] == "['sft', 'grpo', 'llm']" and out[1] == "False"
+
+
+def test_cli_sft_then_eval(lean4_example, tmp_path, capsys):
+    out = tmp_path / "sft"
+    assert (
+        main(
+            [
+                "sft",
+                "--model",
+                "tiny",
+                "--data",
+                str(lean4_example),
+                "--output-dir",
+                str(out),
+                "--max-steps",
+                "3",
+                "--eval-split",
+                "",
+            ]
+        )
+        == 0
+    )
+
+    assert (out / "model" / "model.safetensors").is_file()
+    assert (
+        main(
+            [
+                "llm",
+                "eval",
+                "--model",
+                str(out),
+                "--data",
+                str(lean4_example),
+                "--split",
+                "test",
+                "--max-eval-samples",
+                "2",
+                "--eval-k",
+                "1",
+            ]
+        )
+        == 0
+    )
+    printed = capsys.readouterr().out
+    metrics = json.loads(printed[printed.rindex('{\n  "model"') :])
+    assert metrics["split"] == "test" and metrics["num_examples"] == 2
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    assert main(["grpo", "--num-generations", "3", "--output-dir", str(tmp_path)]) == 2
+    assert "must be divisible by num_generations" in capsys.readouterr().err
+    assert (
+        main(["sft", "--data", str(tmp_path / "missing"), "--output-dir", str(tmp_path / "o")]) == 1
+    )
+    assert "training data not found" in capsys.readouterr().err
+    assert main(["sft", "--modle", "tiny"]) == 2
+    assert "did you mean '--model'" in capsys.readouterr().err
+
+
+def test_run_dict_entry_point(sft_rows, lean4_example, tmp_path):
+    result = run(
+        {
+            "algorithm": "sft",
+            "model_name": "tiny",
+            "data": str(lean4_example),
+            "output_dir": str(tmp_path / "r"),
+            "max_steps": 2,
+            "eval_split": "",
+        }
+    )
+    assert result["final"]["global_step"] == 2
+    metrics = run(
+        {
+            "algorithm": "eval",
+            "model_name": result["output_dir"],
+            "data": str(lean4_example),
+            "max_eval_samples": 1,
+            "eval_k": 1,
+        }
+    )
+    assert metrics["num_examples"] == 1
+    with pytest.raises(ConfigError, match="unknown algorithm"):
+        run({"algorithm": "ppo"})
+    with pytest.raises(ConfigError, match="unknown key 'epochs'"):
+        run({"algorithm": "sft", "epochs": 2})
