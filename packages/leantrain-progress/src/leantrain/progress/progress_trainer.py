@@ -282,6 +282,8 @@ class ProgressTrainer:
             "train_rows": len(train_ds),
             "eval_rows": len(eval_ds),
             "train_loss": float(train_out.training_loss),
+            "train_samples_per_second": float(train_out.metrics.get("train_samples_per_second", 0.0)),
+            "train_runtime": float(train_out.metrics.get("train_runtime", 0.0)),
             "global_step": int(trainer.state.global_step),
             "best_mse": trainer.state.best_metric,
             "best_checkpoint": trainer.state.best_model_checkpoint,
