@@ -1,23 +1,46 @@
 """leantrain.retrieval: a dense premise retriever (ReProver-style) trained lifelong with
-PyTorch Lightning — model, data module, EWC, premise index, R@k/MRR evaluation, CLI."""
+PyTorch Lightning — model, data module, EWC, premise index, R@k/MRR evaluation, CLI.
 
+>>> from leantrain.retrieval import RetrievalConfig, RetrievalTrainer       # doctest: +SKIP
+>>> RetrievalTrainer(RetrievalConfig(model_name="tiny", max_steps=20)).train("export_dir")
+
+Names are imported lazily (PEP 562) so that ``leantrain.retrieval.cli``, which every
+``leantrain`` invocation loads, does not pull in torch, transformers and Lightning.
+"""
+
+from __future__ import annotations
+
+import importlib
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
+from typing import Any
 
-from leantrain.retrieval.accessible import ImportGraph
-from leantrain.retrieval.bm25 import BM25Ranker
-from leantrain.retrieval.corpus import Corpus, PremiseEntry
-from leantrain.retrieval.datamodule import RetrievalDataModule, sample_negatives
-from leantrain.retrieval.encoder import build_tiny_encoder
-from leantrain.retrieval.evaluation import evaluate_retriever, format_table
-from leantrain.retrieval.ewc import EWC
-from leantrain.retrieval.examples import RetrievalExample, load_examples
-from leantrain.retrieval.index import PremiseIndex
-from leantrain.retrieval.losses import info_nce_loss, mse_similarity_loss
-from leantrain.retrieval.metrics import recall_at_k, reciprocal_rank, retrieval_metrics
-from leantrain.retrieval.premise_retriever import PremiseRetriever
-from leantrain.retrieval.retrieval_config import RetrievalConfig
-from leantrain.retrieval.retrieval_trainer import RetrievalTrainer, resolve_model_dir
+_LAZY = {
+    "ImportGraph": "accessible",
+    "BM25Ranker": "bm25",
+    "Corpus": "corpus",
+    "PremiseEntry": "corpus",
+    "RetrievalDataModule": "datamodule",
+    "sample_negatives": "datamodule",
+    "build_tiny_encoder": "encoder",
+    "evaluate_retriever": "evaluation",
+    "format_table": "evaluation",
+    "EWC": "ewc",
+    "RetrievalExample": "examples",
+    "load_examples": "examples",
+    "PremiseIndex": "index",
+    "info_nce_loss": "losses",
+    "mse_similarity_loss": "losses",
+    "recall_at_k": "metrics",
+    "reciprocal_rank": "metrics",
+    "retrieval_metrics": "metrics",
+    "PremiseRetriever": "premise_retriever",
+    "RetrievalConfig": "retrieval_config",
+    "RetrievalTrainer": "retrieval_trainer",
+    "resolve_model_dir": "retrieval_trainer",
+    "synthetic_corpus": "synthetic",
+    "write_synthetic_export": "synthetic",
+}
 
 try:
     __version__ = _version("leantrain-retrieval")
@@ -47,4 +70,19 @@ __all__ = [
     "resolve_model_dir",
     "retrieval_metrics",
     "sample_negatives",
+    "synthetic_corpus",
+    "write_synthetic_export",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'leantrain.retrieval' has no attribute '{name}'")
+    value = getattr(importlib.import_module(f"leantrain.retrieval.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

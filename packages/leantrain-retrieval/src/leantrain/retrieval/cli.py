@@ -73,7 +73,7 @@ def _train(argv: list[str]) -> int:
     cfg = parse_cli(
         RetrievalConfig,
         argv,
-        aliases={"model": "model_name", "data": "data_path"},
+        aliases={"model": "model_name", "data": "data_path", "lr": "learning_rate"},
         prog="leantrain retrieval train",
         description="Train the premise retriever.",
     )

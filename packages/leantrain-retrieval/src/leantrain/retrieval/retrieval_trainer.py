@@ -117,15 +117,14 @@ class RetrievalTrainer:
                     hint="give --data EXPORT_DIR, or --database (and --repos) for lifelong training",
                 )
             return self.train_on_export(cfg.data_path)
-        from leantrain.export import Database, lifelong_exports
+        from leantrain.export import lifelong_exports
 
-        db = Database(str(database)) if isinstance(database, (str, Path)) else database
-        repo_list = list(repos) if repos is not None else (cfg.repos or db.curriculum())
+        repo_list = list(repos) if repos is not None else cfg.repos  # None: the curriculum
         data_path = Path(data_path) if data_path is not None else self.output_dir / "data"
         manifest = self._manifest()
         steps = (
             _Step(s.index, s.repo, Path(s.data_dir))
-            for s in lifelong_exports(db, repo_list, data_path, skip=manifest.completed_repos)
+            for s in lifelong_exports(database, repo_list, data_path, skip=manifest.completed_repos)
         )
         return self.train_progressive(steps)
 

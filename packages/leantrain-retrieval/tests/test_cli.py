@@ -1,0 +1,138 @@
+"""``leantrain retrieval …`` end to end, in process."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from leantrain.core.cli import main
+from leantrain.core.manifest import RunManifest
+
+
+def test_register_is_light():
+    code = (
+        "import sys; from leantrain.retrieval.cli import register; register(); "
+        "heavy = [m for m in ('torch', 'transformers', 'lightning') if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.slow
+def test_train_then_evaluate_index_and_retrieve(tmp_path, sample_export, capsys):
+    run = tmp_path / "ret"
+    argv = [
+        "retrieval",
+        "train",
+        "--model",
+        "tiny",
+        "--data",
+        str(sample_export),
+        "--output-dir",
+        str(run),
+        "--max-steps",
+        "4",
+        "--tiny-d-model",
+        "32",
+        "--context-max-len",
+        "96",
+        "--premise-max-len",
+        "96",
+        "--accelerator",
+        "cpu",
+        "--devices",
+        "1",
+    ]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model_dir"].endswith("model") and "val_R@10" in out["final_metrics"]
+
+    assert main(["retrieval", "evaluate", "--model", str(run), "--data", str(sample_export)]) == 0
+    table = capsys.readouterr().out
+    assert "R@1" in table and "R@10" in table and "MRR" in table
+    assert (
+        "random" in table and "novel_premises" in table and "bm25" in table and "retriever" in table
+    )
+    ev = RunManifest.load(run).data["metrics"]["evaluation"]
+    assert set(ev["random"]) == {"retriever", "bm25"}
+
+    idx = tmp_path / "idx"
+    assert (
+        main(
+            [
+                "retrieval",
+                "index",
+                "--model",
+                str(run),
+                "--data",
+                str(sample_export),
+                "--output",
+                str(idx),
+            ]
+        )
+        == 0
+    )
+    assert (idx / "index.safetensors").is_file()
+    assert (
+        main(
+            [
+                "retrieval",
+                "retrieve",
+                "--model",
+                str(run),
+                "--data",
+                str(sample_export),
+                "--index",
+                str(idx),
+                "--state",
+                "n : Nat\n⊢ n + 0 = n",
+                "--file",
+                "NatBasics/Lemmas.lean",
+                "-k",
+                "3",
+            ]
+        )
+        == 0
+    )
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
+    assert len(lines) == 4 and lines[-1].lstrip().startswith("3")
+
+
+def test_bad_input_is_one_line_and_nonzero(tmp_path, capsys):
+    assert (
+        main(
+            [
+                "retrieval",
+                "train",
+                "--model",
+                "tiny",
+                "--data",
+                str(tmp_path / "none"),
+                "--output-dir",
+                str(tmp_path / "r"),
+            ]
+        )
+        != 0
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:")
+    assert main(["retrieval", "train", "--max-step", "1"]) == 2
+    assert "did you mean" in capsys.readouterr().err
+    assert main(["retrieval", "evalute"]) == 2
+    assert "evaluate" in capsys.readouterr().err
+    assert (
+        main(["retrieval", "evaluate", "--model", str(tmp_path / "nope"), "--data", str(tmp_path)])
+        != 0
+    )
+    assert capsys.readouterr().err.startswith("error:")
+
+
+def test_help_lists_the_config_fields(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["retrieval", "train", "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert "--ewc_lambda" in out or "--ewc-lambda" in out
+    assert "EWC strength" in out
