@@ -195,3 +195,53 @@ def test_lifelong_checkpoints_each_repo_and_resumes_after_a_kill(
     assert ProgressPredictor.from_pretrained(out).predict(
         "⊢ goal r1 t0 s0 left1", "", "step0"
     ) == pytest.approx(second.predictor().predict("⊢ goal r1 t0 s0 left1", "", "step0"))
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_at_the_right_step(tmp_path: Path) -> None:
+    from transformers import TrainerCallback
+
+    class KillAtEpochEnd(TrainerCallback):
+        def __init__(self, epoch: int) -> None:
+            self.epoch = epoch
+
+        def on_epoch_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if round(state.epoch) == self.epoch:
+                raise KeyboardInterrupt("killed")
+
+    rows = write_jsonl(tmp_path / "rows.jsonl", learnable_rows(64, seed=5))
+    opts = tiny_options(eval_ratio=0.25)
+    first = ProgressTrainer(rows, output_dir=tmp_path / "out", epochs=3, **opts)
+    first.callbacks.append(KillAtEpochEnd(2))  # dies before epoch 2 is saved: epoch 1 is on disk
+    with pytest.raises(KeyboardInterrupt):
+        first.train()
+    steps_per_epoch = 3  # 48 training rows / batch 16
+    saved = sorted(p.name for p in (tmp_path / "out" / "hf-checkpoints").glob("checkpoint-*"))
+    assert saved == [f"checkpoint-{steps_per_epoch}"]
+    assert not (tmp_path / "out" / "model.safetensors").exists()  # nothing half-finished published
+
+    seen_steps: list[int] = []
+
+    class RecordSteps(TrainerCallback):
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            seen_steps.append(state.global_step)
+
+    second = ProgressTrainer(rows, output_dir=tmp_path / "out", epochs=3, **opts)
+    second.callbacks.append(RecordSteps())
+    fit = second.train()["fit"]
+    assert seen_steps == list(range(steps_per_epoch + 1, 3 * steps_per_epoch + 1))
+    assert fit["global_step"] == 3 * steps_per_epoch
+    assert [h["epoch"] for h in fit["eval_history"]] == [1.0, 2.0, 3.0]
+    assert (tmp_path / "out" / "model.safetensors").is_file()
+
+
+def test_from_pretrained_and_save_model_round_trip(trained: dict[str, Any], tmp_path: Path) -> None:
+    again = ProgressTrainer.from_pretrained(trained["dir"], max_length=64)
+    metrics = again.evaluate(trained["eval_path"])
+    assert metrics["mse"] == pytest.approx(trained["result"]["metrics"]["mse"], rel=1e-5)
+    copy = again.save_model(tmp_path / "copy")
+    rows = trained["eval_rows"][:5]
+    args = ([r["goal"] for r in rows], [r["prefix"] for r in rows], [r["tactic"] for r in rows])
+    assert ProgressPredictor.from_pretrained(copy).predict_many(
+        *args
+    ) == again.predictor().predict_many(*args)

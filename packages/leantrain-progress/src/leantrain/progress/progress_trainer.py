@@ -135,6 +135,7 @@ class ProgressTrainer:
         self.model: Any = None
         self.tokenizer: Any = None
         self.trainer: Any = None  # the transformers Trainer of the last fit
+        self.callbacks: list[Any] = []  # extra transformers TrainerCallbacks for every fit
 
     @classmethod
     def from_pretrained(cls, path: str | Path, **options: Any) -> ProgressTrainer:
@@ -273,6 +274,8 @@ class ProgressTrainer:
 
         trainer.remove_callback(PrinterCallback)
         trainer.add_callback(_stderr_logs())
+        for callback in self.callbacks:
+            trainer.add_callback(callback)
         train_out = trainer.train(resume_from_checkpoint=last)
         self.trainer = trainer
         self.model = trainer.model
@@ -282,7 +285,9 @@ class ProgressTrainer:
             "train_rows": len(train_ds),
             "eval_rows": len(eval_ds),
             "train_loss": float(train_out.training_loss),
-            "train_samples_per_second": float(train_out.metrics.get("train_samples_per_second", 0.0)),
+            "train_samples_per_second": float(
+                train_out.metrics.get("train_samples_per_second", 0.0)
+            ),
             "train_runtime": float(train_out.metrics.get("train_runtime", 0.0)),
             "global_step": int(trainer.state.global_step),
             "best_mse": trainer.state.best_metric,
