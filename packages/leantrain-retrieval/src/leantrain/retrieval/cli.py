@@ -81,16 +81,17 @@ def _train(argv: list[str]) -> int:
     from leantrain.retrieval.retrieval_trainer import RetrievalTrainer
 
     result = RetrievalTrainer(cfg).train()
-    print(
-        json.dumps(
-            {
-                "output_dir": result["output_dir"],
-                "model_dir": result["model_dir"],
-                "final_metrics": result["final_metrics"],
-            },
-            indent=2,
+    if RetrievalTrainer.is_rank_zero():
+        print(
+            json.dumps(
+                {
+                    "output_dir": result["output_dir"],
+                    "model_dir": result["model_dir"],
+                    "final_metrics": result["final_metrics"],
+                },
+                indent=2,
+            )
         )
-    )
     return 0
 
 

@@ -152,7 +152,7 @@ class RetrievalTrainer:
             result["checkpoints"].append(str(ckpt))
         manifest = RunManifest.load(self.output_dir)
         last = self._previous_checkpoint(manifest)
-        if last is not None and self._is_rank_zero():
+        if last is not None and self.is_rank_zero():
             self.retriever = PremiseRetriever.from_pretrained(last, **self._module_kwargs())
             self.retriever.save_pretrained(self.output_dir / MODEL_SUBDIR)
             manifest.data["status"] = "completed"
@@ -168,7 +168,9 @@ class RetrievalTrainer:
         return result
 
     # -- internals ----------------------------------------------------------------------------
-    def _is_rank_zero(self) -> bool:
+    @staticmethod
+    def is_rank_zero() -> bool:
+        """Whether this process is the global rank 0 (the one that writes and prints)."""
         import os
 
         return (
@@ -291,6 +293,8 @@ class RetrievalTrainer:
         metrics = dict(best.best_metrics)
         metrics["train_examples"] = len(dm.train_examples)
         metrics["val_examples"] = len(dm.val_examples)
+        metrics["global_step"] = trainer.global_step
+        metrics["world_size"] = trainer.world_size
         if trainer.is_global_zero:
             best_model = PremiseRetriever.from_pretrained(ckpt_dir, **self._module_kwargs())
             if cfg.ewc_lambda > 0:

@@ -1,0 +1,41 @@
+"""The premise retriever trained with Lightning DDP on 2 CPU processes (gloo), in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_retriever_trains_with_ddp_on_two_cpu_processes(tmp_path):
+    from leantrain.retrieval.synthetic import write_synthetic_export
+
+    data = write_synthetic_export(tmp_path / "data", num_premises=24, num_theorems=60, seed=0)
+    out = tmp_path / "ret"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", "MASTER_PORT": "29541"}
+    cmd = [
+        sys.executable, "-m", "leantrain.core.cli", "retrieval", "train", "--model", "tiny", "--data", str(data),
+        "--output-dir", str(out), "--max-steps", "5", "--batch-size", "4", "--tiny-d-model", "32",
+        "--context-max-len", "64", "--premise-max-len", "64", "--accelerator", "cpu", "--devices", "2",
+        "--strategy", "ddp", "--learning-rate", "1e-3", "--warmup-steps", "0",
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=400)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    printed = json.loads(proc.stdout)  # only rank 0 prints
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "completed"
+    metrics = next(iter(manifest["metrics"]["per_repo"].values()))
+    assert metrics["world_size"] == 2 and metrics["global_step"] == 5
+    assert printed["final_metrics"]["val_R@10"] == metrics["val_R@10"]
+    assert (out / "model" / "encoder" / "model.safetensors").is_file()
+
+    from leantrain.retrieval import PremiseRetriever
+
+    model = PremiseRetriever.from_pretrained(out / "model")
+    assert type(model.tokenizer).__name__ == "ByT5Tokenizer"
+    assert model.encode_texts(["x : Nat\n⊢ x = x"]).shape == (1, 32)
