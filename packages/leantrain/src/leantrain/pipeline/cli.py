@@ -62,8 +62,27 @@ def _print_summary(result: dict[str, Any], quiet: bool, jsonl: bool) -> None:
     console.print(f"report: {result['report']}")
 
 
-def _run_pipeline(config: Any, *, quiet: bool, jsonl: bool) -> int:
+def _hush_libraries() -> None:
+    """Silence the engines' own per-step bars and advisories; the pipeline shows its own bar."""
+    import os
+
+    for key, value in {
+        "TQDM_DISABLE": "1",
+        "TRANSFORMERS_VERBOSITY": "error",
+        "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+        "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+    }.items():
+        os.environ.setdefault(key, value)
+    import warnings
+
+    warnings.filterwarnings("ignore")
+
+
+def _run_pipeline(config: Any, *, quiet: bool, jsonl: bool, verbose: bool = False) -> int:
     from leantrain.pipeline.pipeline import Pipeline
+
+    if not verbose:
+        _hush_libraries()
 
     with _Progress(enabled=not (quiet or jsonl)) as bar:
         pipe = Pipeline(config, echo_events=jsonl, progress=bar)
@@ -78,6 +97,7 @@ def _output_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--quiet", action="store_true", help="no progress bars; print only the report path")
     g.add_argument("--jsonl", action="store_true", help="print events and the result as JSON lines (for scripts)")
+    p.add_argument("--verbose", action="store_true", help="keep the training engines' own logs and progress bars")
 
 
 def _demo(argv: list[str]) -> int:
@@ -88,7 +108,7 @@ def _demo(argv: list[str]) -> int:
     args = p.parse_args(argv)
     from leantrain.pipeline.demo import demo_config
 
-    return _run_pipeline(demo_config(args.name, args.run_dir), quiet=args.quiet, jsonl=args.jsonl)
+    return _run_pipeline(demo_config(args.name, args.run_dir), quiet=args.quiet, jsonl=args.jsonl, verbose=args.verbose)
 
 
 def _pipeline(argv: list[str]) -> int:
@@ -102,7 +122,7 @@ def _pipeline(argv: list[str]) -> int:
     cfg = load_yaml(args.config)
     if args.run_dir:
         cfg["run_dir"] = args.run_dir
-    return _run_pipeline(cfg, quiet=args.quiet, jsonl=args.jsonl)
+    return _run_pipeline(cfg, quiet=args.quiet, jsonl=args.jsonl, verbose=args.verbose)
 
 
 def _report(argv: list[str]) -> int:
