@@ -17,7 +17,12 @@ def test_retriever_trains_with_ddp_on_two_cpu_processes(tmp_path):
 
     data = write_synthetic_export(tmp_path / "data", num_premises=24, num_theorems=60, seed=0)
     out = tmp_path / "ret"
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", "MASTER_PORT": "29541"}
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "MASTER_PORT": "29541",
+    }
     cmd = [
         sys.executable, "-m", "leantrain.core.cli", "retrieval", "train", "--model", "tiny", "--data", str(data),
         "--output-dir", str(out), "--max-steps", "5", "--batch-size", "4", "--tiny-d-model", "32",

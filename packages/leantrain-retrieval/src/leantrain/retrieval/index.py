@@ -24,6 +24,8 @@ log = logging.getLogger("leantrain.retrieval")
 
 INDEX_TENSORS = "index.safetensors"
 INDEX_JSON = "index.json"
+_QUERY_CHUNK = 256  # queries scored at once: bounds the (queries × premises) score matrix
+_MASK_CACHE = 4096  # accessibility masks kept (one per file and position seen)
 
 
 def encoder_fingerprint(retriever: Any) -> str:
@@ -63,6 +65,7 @@ class PremiseIndex:
         self.fingerprint = fingerprint
         self.retriever = retriever
         self._faiss: Any = None
+        self._masks: dict[tuple[str, tuple[int, ...] | None], torch.Tensor | None] = {}
         if use_faiss:
             self.enable_faiss()
 
@@ -173,23 +176,43 @@ class PremiseIndex:
     ) -> tuple[list[list[int]], list[list[float]]]:
         """Top-``k`` accessible premise indices and scores for each query embedding."""
         positions = positions or [None] * len(file_paths)
-        ids_out: list[list[int]] = []
-        scores_out: list[list[float]] = []
         if self._faiss is not None:
             return self._search_faiss(queries, file_paths, k, positions)
-        scores = queries.float() @ self.embeddings.t()
-        for row, path, pos in zip(scores, file_paths, positions):
+        ids_out: list[list[int]] = []
+        scores_out: list[list[float]] = []
+        n = len(self.corpus)
+        for s in range(0, len(file_paths), _QUERY_CHUNK):
+            scores = queries[s : s + _QUERY_CHUNK].float() @ self.embeddings.t()
+            masks = [
+                self._mask(p, pos)
+                for p, pos in zip(file_paths[s : s + _QUERY_CHUNK], positions[s : s + _QUERY_CHUNK])
+            ]
+            if any(m is not None for m in masks):  # one masked top-k for the whole chunk
+                full = torch.ones(n, dtype=torch.bool)
+                scores.masked_fill_(
+                    ~torch.stack([full if m is None else m for m in masks]), float("-inf")
+                )
+            vals, idx = scores.topk(min(k, n), dim=1)
+            for vrow, irow in zip(vals.tolist(), idx.tolist()):
+                keep = [(i, v) for i, v in zip(irow, vrow) if v != float("-inf")]
+                ids_out.append([i for i, _ in keep])
+                scores_out.append([v for _, v in keep])
+        return ids_out, scores_out
+
+    def _mask(self, path: str, pos: Sequence[int] | None) -> torch.Tensor | None:
+        """The accessibility mask of a query (``None``: everything), cached per file and position."""
+        key = (path, None if pos is None else tuple(pos))
+        if key not in self._masks:
+            if len(self._masks) >= _MASK_CACHE:
+                self._masks.clear()
             acc = self.corpus.accessible_ids(path, pos)
             if len(acc) == len(self.corpus):
-                vals, idx = row.topk(min(k, row.numel()))
-                ids = idx.tolist()
+                self._masks[key] = None
             else:
-                sub = row[torch.from_numpy(acc)]
-                vals, idx = sub.topk(min(k, sub.numel()))
-                ids = acc[idx.numpy()].tolist()
-            ids_out.append(ids)
-            scores_out.append(vals.tolist())
-        return ids_out, scores_out
+                m = torch.zeros(len(self.corpus), dtype=torch.bool)
+                m[torch.from_numpy(acc)] = True
+                self._masks[key] = m
+        return self._masks[key]
 
     def _search_faiss(
         self, queries: torch.Tensor, file_paths: Sequence[str], k: int, positions: Sequence[Any]
