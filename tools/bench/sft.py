@@ -30,7 +30,6 @@ def matmul_peak(n: int = 1024, reps: int = 10) -> float:
 
 def bench(model_kwargs: dict, mode: str, steps: int, batch: int) -> tuple[float, int]:
     import trl
-
     from leantrain.llm import SFTConfig, build_tiny_model
     from leantrain.llm.training_data import load_sft_dataset
 
