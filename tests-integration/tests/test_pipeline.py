@@ -1,0 +1,104 @@
+"""The pipeline end to end on the sample data: metrics, report, resume without redoing work."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from it_support import quiet_env, tiny_pipeline_config
+from leantrain.core.errors import ConfigError
+from leantrain.core.manifest import RunManifest
+from leantrain.pipeline import Pipeline, render_report
+from leantrain.pipeline.events import read_events
+
+pytestmark = [pytest.mark.slow]
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _metric_events(run_dir: Path) -> Counter:
+    return Counter((e["repo"], e["trainer"]) for e in read_events(run_dir) if e["kind"] == "metrics")
+
+
+def test_pipeline_trains_every_trainer_per_repo_and_reports(tmp_path):
+    cfg = tiny_pipeline_config(tmp_path / "run", trainers=["sft", "grpo", "retrieval", "progress"])
+    result = Pipeline(cfg).run()
+    run_dir = Path(result["run_dir"])
+    assert len(result["repos"]) == 2
+    counts = _metric_events(run_dir)
+    assert set(counts.values()) == {1}
+    assert {t for _, t in counts} == {"sft", "grpo", "retrieval", "progress"}
+    assert {r for r, _ in counts} == set(result["repos"])
+    # metrics are real numbers from each trainer
+    per_repo = result["results"][result["repos"][-1]]
+    assert 0.0 <= per_repo["retrieval"]["metrics"]["val_R@10"] <= 1.0 or any(
+        k.endswith("R@10") for k in per_repo["retrieval"]["metrics"]
+    )
+    assert any("mse" in k for k in per_repo["progress"]["metrics"])
+    # the GRPO stage started from that repository's SFT model (SFT -> GRPO chaining)
+    grpo_manifest = RunManifest.load(run_dir / "grpo" / "001")
+    assert grpo_manifest.data["config"]["model_name"] == per_repo["sft"]["checkpoint"]
+    # the report and its plots
+    report = Path(result["report"]).read_text()
+    assert "| repository | trainer | metrics |" in report
+    plots = sorted((run_dir / "plots").glob("*.png"))
+    assert any(p.name == "sft_loss.png" for p in plots)
+    for p in plots:
+        assert p.read_bytes()[:8] == PNG
+        assert f"plots/{p.name}" in report
+    manifest = RunManifest.load(run_dir)
+    assert manifest.data["status"] == "finished"
+    assert manifest.completed_repos == result["repos"]
+    # a second run does nothing new
+    again = Pipeline(cfg).run()
+    assert _metric_events(run_dir) == counts
+    assert again["repos"] == result["repos"]
+    # the report re-renders from the run directory alone
+    (run_dir / "report.md").unlink()
+    assert render_report(run_dir).is_file()
+
+
+def test_killed_pipeline_resumes_where_it_stopped(tmp_path):
+    run_dir = tmp_path / "run"
+    cfg = tiny_pipeline_config(run_dir, trainers=["sft", "progress"])
+    cfg_path = tmp_path / "cfg.json"
+    cfg_path.write_text(json.dumps(cfg))
+    script = (
+        "import json, sys\n"
+        "from leantrain.pipeline import Pipeline\n"
+        f"Pipeline(json.load(open({str(cfg_path)!r}))).run()\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], env=quiet_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    try:
+        while time.time() < deadline and proc.poll() is None:
+            if sum(_metric_events(run_dir).values()) >= 1:
+                break
+            time.sleep(0.5)
+    finally:
+        proc.kill()
+        proc.wait()
+    before = _metric_events(run_dir)
+    assert 1 <= sum(before.values()) < 4, "the kill should land midway"
+    result = Pipeline(cfg).run()
+    after = _metric_events(Path(result["run_dir"]))
+    assert set(after.values()) == {1}, f"finished work was redone: {after}"
+    assert sum(after.values()) == 4
+    for key in before:
+        assert after[key] == 1
+
+
+def test_bad_pipeline_configs_are_clear(tmp_path):
+    with pytest.raises(ConfigError, match="unknown key 'trainer'.*did you mean 'trainers'"):
+        Pipeline({"trainer": ["sft"]})
+    with pytest.raises(ConfigError, match="unknown trainer 'ppo'"):
+        Pipeline({"trainers": ["ppo"]})
+    cfg = tiny_pipeline_config(tmp_path / "run")
+    cfg["repos"] = ["no-such-repo"]
+    with pytest.raises(ConfigError, match="'no-such-repo'.*not imported"):
+        Pipeline(cfg).run()
