@@ -27,13 +27,23 @@ USAGE = """usage: leantrain retrieval {train,evaluate,index,retrieve} [OPTIONS]
 
 
 def _quiet() -> None:
+    """Our progress lines on stderr; the engines' banners and deprecation chatter off."""
     import logging
     import warnings
 
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    for name in ("lightning", "lightning.pytorch", "lightning.fabric"):
+    ours = logging.getLogger("leantrain.retrieval")
+    if not ours.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        ours.addHandler(handler)
+        ours.setLevel(logging.INFO)
+    import lightning.pytorch  # noqa: F401  (it resets its loggers' levels on import: import it first)
+
+    for name in ("lightning", "lightning.pytorch", "lightning.fabric", "bm25s"):
         logging.getLogger(name).setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+    warnings.filterwarnings("ignore", message=".*LeafSpec.*")
+    warnings.filterwarnings("ignore", message=".*smaller than the logging interval.*")
     try:
         from transformers.utils import logging as hf_logging
 

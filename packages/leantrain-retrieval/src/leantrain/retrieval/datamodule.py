@@ -134,6 +134,8 @@ class RetrievalDataModule(L.LightningDataModule):
         self.val_examples: list[RetrievalExample] = []
 
     def setup(self, stage: str | None = None) -> None:
+        if self.train_examples:  # fit, then validate: read the data once
+            return
         if self.corpus is None:
             self.corpus = Corpus.from_export(self.data_dir)
         split_dir = self.data_dir / self.split
