@@ -118,3 +118,10 @@ def test_corpus_from_annotations_when_no_corpus_jsonl(shared_data, caplog):
 def test_corpus_from_benchmark_annotations(shared_data):
     corpus = Corpus.from_export(shared_data / "leandojo-benchmark-4-head")
     assert len(corpus) == 1576  # distinct annotated premises, per the data README
+
+
+def test_missing_or_empty_export_dir_is_a_clear_error(tmp_path):
+    with pytest.raises(DataError, match="export directory not found"):
+        Corpus.from_export(tmp_path / "nowhere")
+    with pytest.raises(DataError, match="no corpus.jsonl and no split files"):
+        Corpus.from_export(tmp_path)

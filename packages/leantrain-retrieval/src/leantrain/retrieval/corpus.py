@@ -124,6 +124,12 @@ class Corpus:
     def from_export(cls, data_dir: str | Path) -> Corpus:
         """The corpus of an export directory: its ``corpus.jsonl``, else built from annotations."""
         data_dir = Path(data_dir)
+        if not data_dir.is_dir():
+            raise DataError(
+                data_dir,
+                "export directory not found",
+                hint="give the output of 'leantrain export merge' (random/, novel_premises/, corpus.jsonl)",
+            )
         if (data_dir / "corpus.jsonl").is_file():
             return cls.from_jsonl(data_dir / "corpus.jsonl")
         theorems: list[Theorem] = []
@@ -131,6 +137,12 @@ class Corpus:
             if split_file.name == "metadata.json":
                 continue
             theorems.extend(load_theorems(split_file))
+        if not theorems:
+            raise DataError(
+                data_dir,
+                "no corpus.jsonl and no split files (random/train.json …)",
+                hint="give the output of 'leantrain export merge'",
+            )
         log.info(
             "%s has no corpus.jsonl: building the corpus from %d theorems' premise annotations "
             "(code = premise name, imports unknown, so every premise counts as accessible)",
