@@ -123,5 +123,5 @@ def test_corpus_from_benchmark_annotations(shared_data):
 def test_missing_or_empty_export_dir_is_a_clear_error(tmp_path):
     with pytest.raises(DataError, match="export directory not found"):
         Corpus.from_export(tmp_path / "nowhere")
-    with pytest.raises(DataError, match="no corpus.jsonl and no split files"):
+    with pytest.raises(DataError, match=r"no corpus\.jsonl and no split files"):
         Corpus.from_export(tmp_path)

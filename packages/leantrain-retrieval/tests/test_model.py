@@ -49,3 +49,38 @@ def test_save_and_reload_gives_identical_embeddings_and_tokenizer(tmp_path):
 
     enc = T5EncoderModel.from_pretrained(tmp_path / "m" / "encoder")
     assert enc.config.d_model == 32
+
+
+def test_any_local_hf_encoder_with_its_own_tokenizer(tmp_path):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+
+    vocab = {"[PAD]": 0, "[UNK]": 1, "nat": 2, "x": 3, "⊢": 4}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]")
+    bert = BertModel(
+        BertConfig(
+            vocab_size=5,
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=64,
+        )
+    )
+    bert.save_pretrained(tmp_path / "bert")
+    tok.save_pretrained(tmp_path / "bert")
+    model = PremiseRetriever.from_name(str(tmp_path / "bert"))
+    assert type(model.encoder).__name__ == "BertModel" and model.embedding_dim == 32
+    emb = model.encode_texts(["x : nat ⊢ x", "nat"])
+    model.save_pretrained(tmp_path / "saved")
+    again = PremiseRetriever.from_pretrained(tmp_path / "saved")
+    assert type(again.tokenizer) is type(model.tokenizer)
+    assert torch.equal(again.encode_texts(["x : nat ⊢ x", "nat"]), emb)
+
+
+def test_unknown_encoder_name_is_a_clear_error(tmp_path):
+    from leantrain.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="neither a registered encoder"):
+        PremiseRetriever.from_name(str(tmp_path / "no-such-model"))

@@ -1,0 +1,46 @@
+import pytest
+from leantrain.core.config import config_from_dict, config_from_yaml
+from leantrain.core.errors import ConfigError
+from leantrain.retrieval import RetrievalConfig
+
+
+def test_reprover_defaults():
+    c = RetrievalConfig()
+    assert (c.learning_rate, c.batch_size, c.num_negatives, c.num_in_file_negatives, c.loss) == (
+        1e-4,
+        8,
+        3,
+        1,
+        "mse",
+    )
+    assert c.warmup_steps > 0
+
+
+def test_yaml_and_dict_fill_the_same_dataclass(tmp_path):
+    p = tmp_path / "r.yaml"
+    p.write_text("model_name: tiny\nloss: infonce\newc_lambda: 10.0\nrepos: [a@1, b@2]\n")
+    c = config_from_yaml(RetrievalConfig, p, max_steps=5)
+    assert (
+        c.loss == "infonce"
+        and c.ewc_lambda == 10.0
+        and c.repos == ["a@1", "b@2"]
+        and c.max_steps == 5
+    )
+    assert (
+        config_from_dict(RetrievalConfig, {"loss": "infonce", "ewc_lambda": 10.0}).loss == "infonce"
+    )
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ({"loss": "hinge"}, "unknown loss"),
+        ({"num_negatives": 1, "num_in_file_negatives": 2}, "in-file"),
+        ({"split": "novel"}, "unknown split"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"ewc_lamda": 1.0}, "did you mean 'ewc_lambda'"),
+    ],
+)
+def test_bad_config_is_a_config_error(bad, match):
+    with pytest.raises(ConfigError, match=match):
+        config_from_dict(RetrievalConfig, bad)
