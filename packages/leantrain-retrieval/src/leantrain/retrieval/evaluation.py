@@ -56,8 +56,11 @@ def evaluate_retriever(
     index = retriever.index_corpus(corpus, cache_dir=index_dir)
     ranker = BM25Ranker(corpus) if bm25 else None
     results: dict[str, dict[str, dict[str, float]]] = {}
-    for split in splits:
-        path = data_dir / split / split_file
+    targets = {split: data_dir / split / split_file for split in splits}
+    if not any(p.is_file() for p in targets.values()):
+        # a benchmark-style directory of bare split files (e.g. test_head.json): score each
+        targets = {p.stem: p for p in sorted(data_dir.glob("*.json")) if p.name != "metadata.json"}
+    for split, path in targets.items():
         if not path.is_file():
             log.info("no %s: skipping that split", path)
             continue
