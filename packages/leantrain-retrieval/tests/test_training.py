@@ -115,3 +115,11 @@ def test_ewc_reduces_drift_on_the_earlier_repos_parameters(tmp_path, two_repos, 
         drift[lam] = float(ewc.penalty(model.encoder).detach())
     print("EWC drift", drift)
     assert drift[1e5] < 0.5 * drift[0.0], drift
+
+
+def test_per_repo_metrics_include_test_scores_and_bm25(two_repos, make_config):
+    result = RetrievalTrainer(make_config(max_steps=2)).train_progressive(steps(two_repos[0]))
+    m = result["per_repo"]["repo-a"]
+    for key in ("val_R@10", "R@1", "R@10", "MRR", "bm25_R@10", "novel_R@10", "novel_bm25_MRR"):
+        assert 0.0 <= m[key] <= 1.0, key
+    assert m["test_count"] > 0 and m["world_size"] == 1 and m["global_step"] == 2

@@ -96,6 +96,12 @@ class RetrievalConfig:
     ewc_gamma: float = field(
         default=1.0, metadata={"help": "decay of older repos' Fisher when adding a new one"}
     )
+    evaluate_after_repo: bool = field(
+        default=True,
+        metadata={
+            "help": "after each repo, score the best checkpoint and BM25 on the export's test splits (R@1, R@10, MRR)"
+        },
+    )
     accelerator: str = field(
         default="auto", metadata={"help": "Lightning accelerator: auto, cpu, gpu …"}
     )

@@ -225,6 +225,26 @@ class RetrievalTrainer:
             **self._module_kwargs(),
         )
 
+    def _test_metrics(
+        self, model: PremiseRetriever, data_dir: Path, dm: RetrievalDataModule
+    ) -> dict[str, Any]:
+        """R@1/R@10/MRR of ``model`` and of BM25 on the test splits (flat keys for reports)."""
+        from leantrain.core.errors import DataError
+        from leantrain.retrieval.evaluation import evaluate_retriever
+
+        try:
+            res = evaluate_retriever(model, data_dir, corpus=dm.corpus, strict=False)
+        except DataError as e:  # an export without test splits still trains
+            log.info("no test evaluation for %s: %s", data_dir, e)
+            return {}
+        out: dict[str, Any] = {}
+        for split, prefix in (("random", ""), ("novel_premises", "novel_")):
+            for method, tag in (("retriever", ""), ("bm25", "bm25_")):
+                for name, value in res.get(split, {}).get(method, {}).items():
+                    key = "test_count" if name == "count" else name
+                    out[f"{prefix}{tag}{key}"] = value
+        return out
+
     def _precision(self) -> str:
         if self.config.precision != "auto":
             return self.config.precision
@@ -307,6 +327,8 @@ class RetrievalTrainer:
                 )
                 ewc.consolidate(best_model.encoder, fisher, gamma=cfg.ewc_gamma)
                 ewc.save(ckpt_dir / "ewc")
+            if cfg.evaluate_after_repo:
+                metrics.update(self._test_metrics(best_model, step.data_dir, dm))
             manifest.complete_repo(step.repo, metrics, ckpt_dir)
             self.retriever = best_model
             log.info(
