@@ -94,11 +94,11 @@ def test_killed_pipeline_resumes_where_it_stopped(tmp_path):
 
 
 def test_bad_pipeline_configs_are_clear(tmp_path):
-    with pytest.raises(ConfigError, match="unknown key 'trainer'.*did you mean 'trainers'"):
+    with pytest.raises(ConfigError, match=r"unknown key 'trainer'.*did you mean 'trainers'"):
         Pipeline({"trainer": ["sft"]})
     with pytest.raises(ConfigError, match="unknown trainer 'ppo'"):
         Pipeline({"trainers": ["ppo"]})
     cfg = tiny_pipeline_config(tmp_path / "run")
     cfg["repos"] = ["no-such-repo"]
-    with pytest.raises(ConfigError, match="'no-such-repo'.*not imported"):
+    with pytest.raises(ConfigError, match=r"'no-such-repo'.*not imported"):
         Pipeline(cfg).run()

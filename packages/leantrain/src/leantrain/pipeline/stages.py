@@ -110,12 +110,9 @@ def run_grpo(ctx: StageContext) -> StageResult:
     trainer = GRPOTrainer(config=cfg, callbacks=[recorder])
     from leantrain.export import lifelong_exports
 
-    step = None
-    for step in lifelong_exports(str(ctx.database), ctx.repos, ctx.data_path, skip=ctx.repos[:-1]):
-        pass
-    if step is None:
-        raise ConfigError(f"no export for {ctx.repo}")
-    result = trainer.train(step.data_dir)
+    # the merged export of the repositories so far (only the newest step is (re)written)
+    steps = list(lifelong_exports(str(ctx.database), ctx.repos, ctx.data_path, skip=ctx.repos[:-1]))
+    result = trainer.train(steps[-1].data_dir)
     metrics = next(iter(result.get("per_repo", {}).values()), {})
     return StageResult(metrics, recorder.points, result.get("model_dir"))
 
