@@ -44,3 +44,36 @@ def test_retriever_trains_with_ddp_on_two_cpu_processes(tmp_path):
     model = PremiseRetriever.from_pretrained(out / "model")
     assert type(model.tokenizer).__name__ == "ByT5Tokenizer"
     assert model.encode_texts(["x : Nat\n⊢ x = x"]).shape == (1, 32)
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_lifelong_ddp_exports_once_and_trains_every_repo(tmp_path):
+    from leantrain.export import Database
+
+    db = Database(tmp_path / "lt.db")
+    repos = db.import_sample()[:2]
+    order = [r for r in db.curriculum() if r in repos]
+    db.close()
+    out = tmp_path / "life"
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "MASTER_PORT": "29542",
+    }
+    cmd = [
+        sys.executable, "-m", "leantrain.core.cli", "retrieval", "train", "--model", "tiny",
+        "--database", str(tmp_path / "lt.db"), *[a for r in order for a in ("--repos", r)],
+        "--output-dir", str(out), "--max-steps", "2", "--batch-size", "2", "--tiny-d-model", "32",
+        "--context-max-len", "64", "--premise-max-len", "64", "--accelerator", "cpu", "--devices", "2",
+        "--strategy", "ddp", "--warmup-steps", "0",
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=500)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["completed_repos"] == order and manifest["status"] == "completed"
+    for repo in order:
+        assert manifest["metrics"]["per_repo"][repo]["world_size"] == 2
+    # one merged export per step, written by rank 0 only
+    assert len([p for p in (out / "data").iterdir() if not p.name.startswith(".")]) == len(order)

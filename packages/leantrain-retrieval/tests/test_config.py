@@ -44,3 +44,11 @@ def test_yaml_and_dict_fill_the_same_dataclass(tmp_path):
 def test_bad_config_is_a_config_error(bad, match):
     with pytest.raises(ConfigError, match=match):
         config_from_dict(RetrievalConfig, bad)
+
+
+def test_repos_flag_repeats():
+    from leantrain.core.config import parse_cli
+
+    c = parse_cli(RetrievalConfig, ["--repos", "https://x/a@1", "--repos", "b@2"])
+    assert c.repos == ["https://x/a@1", "b@2"]
+    assert parse_cli(RetrievalConfig, []).repos == []

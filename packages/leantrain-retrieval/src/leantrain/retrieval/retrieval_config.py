@@ -36,10 +36,10 @@ class RetrievalConfig:
     database: str | None = field(
         default=None, metadata={"help": "SQLite database of traced repos (lifelong training)"}
     )
-    repos: list[str] | None = field(
-        default=None,
+    repos: list[str] = field(
+        default_factory=list,
         metadata={
-            "help": "repo ids 'URL@COMMIT' for lifelong training, in order (default: the database's curriculum)"
+            "help": "repo ids 'URL@COMMIT' for lifelong training, in order; repeat the flag (default: the database's curriculum)"
         },
     )
     split: str = field(

@@ -49,6 +49,7 @@ class _Step:
     index: int
     repo: str
     data_dir: Path
+    prepare: Any = None  # writes data_dir (called from the data module's prepare_data)
 
 
 class BestRetrieverCheckpoint(L.Callback):
@@ -117,15 +118,41 @@ class RetrievalTrainer:
                     hint="give --data EXPORT_DIR, or --database (and --repos) for lifelong training",
                 )
             return self.train_on_export(cfg.data_path)
-        from leantrain.export import lifelong_exports
+        from leantrain.export import Database, lifelong_exports
+        from leantrain.export.lifelong import step_dir_name
 
-        repo_list = list(repos) if repos is not None else cfg.repos  # None: the curriculum
+        repo_list = (
+            list(repos) if repos is not None else (list(cfg.repos) or None)
+        )  # None: the curriculum
         data_path = Path(data_path) if data_path is not None else self.output_dir / "data"
-        manifest = self._manifest()
-        steps = (
-            _Step(s.index, s.repo, Path(s.data_dir))
-            for s in lifelong_exports(database, repo_list, data_path, skip=manifest.completed_repos)
-        )
+        done = set(self._manifest().completed_repos)
+        db = database if isinstance(database, Database) else Database(database, create=False)
+        try:
+            order = db.curriculum() if repo_list is None else repo_list
+            ids = [db.get_repository(r).id for r in order]
+        finally:
+            if db is not database:
+                db.close()
+        # Every rank knows each step's directory; only the rank that runs the data module's
+        # prepare_data (global rank 0, before the others read) writes the export, by advancing
+        # the lifelong generator one step.
+        exports = lifelong_exports(database, repo_list, data_path, skip=done)
+
+        def prepare_for(index: int) -> Any:
+            def prepare() -> None:
+                step = next(exports, None)
+                if step is None or step.index != index:
+                    raise ConfigError(
+                        f"lifelong export out of step: expected step {index}, got {getattr(step, 'index', None)}"
+                    )
+
+            return prepare
+
+        steps = [
+            _Step(i, rid, data_path / step_dir_name(i, rid), prepare_for(i))
+            for i, rid in enumerate(ids)
+            if rid not in done and order[i] not in done
+        ]
         return self.train_progressive(steps)
 
     def train_on_export(self, data_dir: str | Path) -> dict[str, Any]:
@@ -301,6 +328,7 @@ class RetrievalTrainer:
             premise_max_len=cfg.premise_max_len,
             num_workers=cfg.num_workers,
             seed=cfg.seed + step.index,
+            prepare=getattr(step, "prepare", None),
         )
         name = f"{step.index:03d}-{_slug(step.repo)}"
         ckpt_dir = self.output_dir / "checkpoints" / name
