@@ -8,6 +8,7 @@ transformers 5 would pick a T5 tokenizer for a T5 config and lose ByT5's byte vo
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -50,24 +51,39 @@ def _transformers_class(name: str) -> Any:
     return cls
 
 
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+
+
 def load_hf_encoder(path: str | Path) -> tuple[Any, Any]:
-    """An encoder and tokenizer from a local HF model directory (no download, no remote code)."""
+    """An encoder and tokenizer from a local HF model directory or a Hub id (``google/byt5-small``).
+
+    Never runs remote code. A Hub id is fetched through the usual Hugging Face cache, so it
+    works offline once cached; a T5-family checkpoint loads as its encoder half.
+    """
     from transformers import AutoConfig, AutoModel, AutoTokenizer, T5EncoderModel
 
-    path = Path(path)
-    if not (path / "config.json").is_file():
+    local = Path(path)
+    if not (local / "config.json").is_file() and not (
+        not local.exists() and _HUB_ID.match(str(path))
+    ):
         raise ConfigError(
             f"'{path}' is neither a registered encoder ({', '.join(ENCODERS.names())}) nor a model directory",
-            hint="give 'tiny', a saved retriever directory, or a local Hugging Face model directory",
+            hint="give 'tiny', a saved retriever directory, a local Hugging Face model directory or a Hub id",
         )
-    config = AutoConfig.from_pretrained(path, trust_remote_code=False)
-    if config.model_type in ("t5", "mt5", "umt5"):
-        model = T5EncoderModel.from_pretrained(
-            path, trust_remote_code=False
-        )  # the encoder half of a seq2seq model
-    else:
-        model = AutoModel.from_pretrained(path, trust_remote_code=False)
-    tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
+    try:
+        config = AutoConfig.from_pretrained(str(path), trust_remote_code=False)
+        if config.model_type in ("t5", "mt5", "umt5"):
+            model = T5EncoderModel.from_pretrained(
+                str(path), trust_remote_code=False
+            )  # the encoder half
+        else:
+            model = AutoModel.from_pretrained(str(path), trust_remote_code=False)
+        tokenizer = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
+    except (OSError, ValueError) as e:
+        raise ConfigError(
+            f"cannot load the encoder '{path}': {str(e).splitlines()[0][:200]}",
+            hint="check the name or path; a Hub model must be downloaded (or cached) first",
+        ) from None
     return model, tokenizer
 
 
