@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# dist -> (module, sibling dists it needs, modules that must NOT be installed, commands it adds)
+# dist -> (module, sibling dists it needs, modules that must NOT be installed, commands listed)
 PACKAGES = {
     "leantrain-core": ("leantrain.core", [], ["torch", "transformers", "trl", "lightning"], []),
     "leantrain-export": ("leantrain.export", ["leantrain-core"], ["torch", "transformers"], ["export"]),
@@ -26,14 +26,14 @@ PACKAGES = {
         "leantrain.progress",
         ["leantrain-core", "leantrain-export"],
         ["trl", "peft", "lightning", "pytorch_lightning"],
-        ["progress"],
+        ["export", "progress"],
     ),
-    "leantrain-retrieval": ("leantrain.retrieval", ["leantrain-core", "leantrain-export"], ["trl", "peft"], ["retrieval"]),
+    "leantrain-retrieval": ("leantrain.retrieval", ["leantrain-core", "leantrain-export"], ["trl", "peft"], ["export", "retrieval"]),
     "leantrain-llm": (
         "leantrain.llm",
         ["leantrain-core", "leantrain-export", "leantrain-tactics"],
         ["lightning", "pytorch_lightning"],
-        ["sft", "grpo", "llm"],
+        ["export", "sft", "grpo", "llm"],
     ),
 }
 

@@ -121,3 +121,17 @@ def test_cli_help_uses_field_metadata(capsys):
     assert e.value.code == 0
     out = capsys.readouterr().out
     assert "Peak learning rate." in out and "Repositories, in order." in out
+
+
+def test_optional_list_field_collects_repeated_flags():
+    from dataclasses import dataclass
+
+    from leantrain.core.config import parse_cli
+
+    @dataclass
+    class WithOptionalList:
+        repos: list[str] | None = None
+
+    cfg = parse_cli(WithOptionalList, ["--repos", "a", "--repos", "b"])
+    assert cfg.repos == ["a", "b"]
+    assert parse_cli(WithOptionalList, ["--repos", "a"]).repos == ["a"]

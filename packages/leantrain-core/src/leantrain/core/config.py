@@ -139,7 +139,8 @@ def config_from_yaml(cls: type[C], path: str | Path, **overrides: Any) -> C:
 def _list_fields(cls: type) -> set[str]:
     out = set()
     for name, tp in _resolve_hints(cls).items():
-        candidates = [tp, *typing.get_args(tp)] if typing.get_origin(tp) in (typing.Union, types.UnionType) else [tp]
+        is_union = typing.get_origin(tp) in (typing.Union, types.UnionType)
+        candidates = list(typing.get_args(tp)) if is_union else [tp]
         if all(typing.get_origin(c) in (list, Sequence, typing.Sequence) or c is type(None) for c in candidates) and any(
             typing.get_origin(c) in (list, Sequence, typing.Sequence) for c in candidates
         ):
