@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from leantrain.export.theorem_stream import iter_theorems
+from leantrain.export.theorem_stream import file_premises, iter_theorems
 
 if TYPE_CHECKING:
     from leantrain.export.database import Database
@@ -88,22 +88,7 @@ def dump_dynamic_database(db: Database, path: str | Path, repos: list[str] | Non
                         (rid,),
                     ).fetchall()
                 ):
-                    premises = []
-                    for name, code, sl, sc, el, ec, kind, extra in conn.execute(
-                        "SELECT full_name, code, start_line, start_col, end_line, end_col, kind, extra "
-                        "FROM premises WHERE file_id = ? ORDER BY idx",
-                        (fid,),
-                    ):
-                        p = {
-                            "full_name": name,
-                            "code": code,
-                            "start": [sl, sc],
-                            "end": [el, ec],
-                            "kind": kind,
-                        }
-                        if extra:
-                            p.update(json.loads(extra))
-                        premises.append(p)
+                    premises = file_premises(conn, fid)
                     line = {"path": fpath, "imports": json.loads(imports), "premises": premises}
                     f.write(("\n" if i == 0 else ",\n") + json.dumps(line, ensure_ascii=False))
                 traced = [

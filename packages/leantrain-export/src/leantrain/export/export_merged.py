@@ -37,7 +37,7 @@ from leantrain.export.splits import (
     random_split,
     theorem_key,
 )
-from leantrain.export.theorem_stream import DROP_TACTIC_SQL, iter_theorems
+from leantrain.export.theorem_stream import DROP_TACTIC_SQL, file_premises, iter_theorems
 
 
 @dataclass
@@ -299,22 +299,7 @@ def _write_corpus(db: Database, path: Path) -> tuple[int, int]:
     num_premises = 0
     with path.open("w", encoding="utf-8") as f:
         for fpath, (fid, imports) in sorted(winners.items(), key=lambda kv: kv[1][0]):
-            premises = []
-            for name, code, sl, sc, el, ec, kind, extra in db.conn.execute(
-                "SELECT full_name, code, start_line, start_col, end_line, end_col, kind, extra "
-                "FROM premises WHERE file_id = ? ORDER BY idx",
-                (fid,),
-            ):
-                p = {
-                    "full_name": name,
-                    "code": code,
-                    "start": [sl, sc],
-                    "end": [el, ec],
-                    "kind": kind,
-                }
-                if extra:
-                    p.update(json.loads(extra))
-                premises.append(p)
+            premises = file_premises(db.conn, fid)
             num_premises += len(premises)
             line = {"path": fpath, "imports": json.loads(imports), "premises": premises}
             f.write(json.dumps(line, ensure_ascii=False) + "\n")

@@ -88,3 +88,18 @@ def iter_theorems(
         if row[10]:
             record.update(json.loads(row[10]))
         yield tid, record
+
+
+def file_premises(conn: Any, file_id: int) -> list[dict[str, Any]]:
+    """The premises of one corpus file, in file order, as ``corpus.jsonl`` premise dicts."""
+    premises = []
+    for name, code, sl, sc, el, ec, kind, extra in conn.execute(
+        "SELECT full_name, code, start_line, start_col, end_line, end_col, kind, extra "
+        "FROM premises WHERE file_id = ? ORDER BY idx",
+        (file_id,),
+    ):
+        p = {"full_name": name, "code": code, "start": [sl, sc], "end": [el, ec], "kind": kind}
+        if extra:
+            p.update(json.loads(extra))
+        premises.append(p)
+    return premises
