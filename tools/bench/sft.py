@@ -37,11 +37,15 @@ def bench(model_kwargs: dict, mode: str, steps: int, batch: int) -> tuple[float,
 
     model, tok = build_tiny_model(**model_kwargs)
     with tempfile.TemporaryDirectory() as out:
-        extra = {"padding_free": True, "max_length": None} if mode == "padding_free" else {}
+        # "padded" is the reference: random batches padded to their longest row (TRL's default);
+        # "grouped" is leantrain's default: batches of similar length.
+        extra: dict = {"train_sampling_strategy": "random"}
         if mode == "grouped":
             extra = {"train_sampling_strategy": "group_by_length"}
+        if mode == "padding_free":
+            extra = {"padding_free": True, "max_length": None, "train_sampling_strategy": "random"}
         if mode == "packed":
-            extra = {"packing": True, "packing_strategy": "bfd", "max_length": 1024}
+            extra = {"packing": True, "packing_strategy": "bfd", "max_length": 1024, "train_sampling_strategy": "random"}
         cfg = SFTConfig(
             output_dir=out,
             max_steps=steps,
@@ -73,7 +77,7 @@ def main() -> None:
     torch.manual_seed(0)
     peak = matmul_peak()
     print(f"matmul peak: {peak / 1e9:.1f} GFLOP/s")
-    for name, kw in [("tiny", {}), ("10M", {"hidden_size": 256, "num_layers": 8, "num_heads": 8})]:
+    for name, kw in [("tiny", {}), ("10M", {"hidden_size": 384, "num_layers": 8, "num_heads": 6})]:
         res = {}
         for mode in ("padded", "grouped", "padding_free", "packed"):
             tps, params = bench(kw, mode, args.steps, args.batch)

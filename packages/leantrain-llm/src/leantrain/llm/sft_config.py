@@ -14,7 +14,8 @@ class SFTConfig(LeanTrainArguments, trl.SFTConfig):
     LoRA and evaluation fields of :class:`~leantrain.llm.common_config.LeanTrainArguments`.
 
     Defaults differ from TRL's where TRL's fail or waste time on small CPU runs: ``bf16`` only on
-    a GPU that supports it, no gradient checkpointing, logs every 5 steps, no hub / reporting.
+    a GPU that supports it, no gradient checkpointing, logs every 5 steps, no hub / reporting,
+    and length-grouped batches.
     """
 
     output_dir: str | None = field(
@@ -36,6 +37,16 @@ class SFTConfig(LeanTrainArguments, trl.SFTConfig):
     )
     report_to: str | list[str] = field(
         default="none", metadata={"help": "Loggers: 'none', 'tensorboard', 'wandb' …"}
+    )
+    # Batches of similar length waste little on padding: 1.5-1.6x the tokens/s of random
+    # batches on CPU (BENCHMARKS.md), where padding_free/packing is slower without a varlen
+    # attention kernel. With flash attention on a GPU, padding_free=True is the faster choice.
+    train_sampling_strategy: str = field(
+        default="group_by_length",
+        metadata={
+            "help": "Training sampler: 'group_by_length' (default: little padding), 'random', "
+            "'sequential' or 'batch_rebalance'."
+        },
     )
 
     def __post_init__(self) -> None:

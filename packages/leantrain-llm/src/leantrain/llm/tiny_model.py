@@ -83,7 +83,7 @@ def build_tiny_model(
 ) -> tuple[Any, Any]:
     """A random ``LlamaForCausalLM`` and its tokenizer, built from a config (no download).
 
-    The defaults give ~0.1M parameters; ``hidden_size=256, num_layers=8`` gives ~10M.
+    The defaults give ~0.1M parameters; ``hidden_size=384, num_layers=8`` gives ~10.6M.
     """
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
