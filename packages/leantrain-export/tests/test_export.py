@@ -15,6 +15,7 @@ from leantrain.export import (
     export_merged_data,
     lifelong_exports,
     order_repositories,
+    pin_novel_premise_rate,
     theorem_difficulty,
 )
 from leantrain.export import export_merged as export_mod
@@ -100,6 +101,31 @@ def test_lifelong_steps_are_stable_and_resumable(tmp_path, synthetic_repos):
     assert [s.index for s in resumed] == [2] and resumed[0].repos_so_far == ids
     assert load_split_dir(resumed[0].data_dir, "novel_premises") == load_split_dir(
         steps[2].data_dir, "novel_premises"
+    )
+
+
+def test_pinned_rate_keeps_splits_stable_when_repos_come_one_call_at_a_time(
+    tmp_path, synthetic_repos
+):
+    # the pipeline calls each trainer with the repositories so far; the rate pinned over all of
+    # them makes those calls export exactly what one call over all repositories exports
+    db = Database(tmp_path / "lt.db")
+    ids = [i for d in synthetic_repos for i in db.import_path(d)]
+    reference = list(lifelong_exports(db, ids, tmp_path / "all"))
+    rate = pin_novel_premise_rate(db, ids, tmp_path / "data")
+    assert rate == reference[0].result.novel_premise_rate
+    for n in range(1, len(ids) + 1):
+        (step,) = lifelong_exports(db, ids[:n], tmp_path / "data", skip=ids[: n - 1])
+        assert step.result.novel_premise_rate == rate
+        assert load_split_dir(step.data_dir, "novel_premises") == load_split_dir(
+            reference[n - 1].data_dir, "novel_premises"
+        )
+    # a different seed does not reuse the pinned rate of another configuration
+    (other,) = lifelong_exports(db, ids[:1], tmp_path / "data", seed=1, skip=())
+    assert json.loads((tmp_path / "data" / "lifelong.json").read_text())["seed"] == 1
+    assert (
+        other.result.novel_premise_rate
+        == json.loads((tmp_path / "data" / "lifelong.json").read_text())["novel_premise_rate"]
     )
 
 

@@ -6,19 +6,22 @@ repository so far. Trainers train on ``step.data_dir``, checkpoint, and record t
 as done in their run manifest; a resumed run passes the manifest's completed repositories as
 ``skip`` and picks up at the first repository not done.
 
-The novel-premises hold-out rate is calibrated once over *all* ``repos`` and kept for every
-step, and splits are hashed per theorem (:mod:`leantrain.export.splits`), so a theorem in
+The novel-premises hold-out rate is calibrated once over *all* ``repos`` and pinned in
+``data_path/lifelong.json`` for every step (and every later call into the same ``data_path``:
+see :func:`pin_novel_premise_rate`), and splits are hashed per theorem (:mod:`leantrain.export.splits`), so a theorem in
 val/test at one step is in val/test at every later step (LeanDojo-v2 reshuffles instead).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from leantrain.core.atomic import atomic_write_json
 from leantrain.core.errors import DataError
 from leantrain.export.database import Database
 from leantrain.export.export_config import ExportConfig
@@ -41,6 +44,59 @@ class LifelongStep:
     repos_so_far: list[str]
     data_dir: Path
     result: ExportResult
+
+
+PLAN_NAME = "lifelong.json"
+"""File under ``data_path`` that pins the novel-premises hold-out rate of a lifelong run."""
+
+
+def _pinned_rate(data_path: Path, cfg: ExportConfig) -> float | None:
+    """The rate pinned in ``data_path`` for the same seed and fractions, if any."""
+    plan = data_path / PLAN_NAME
+    if not plan.is_file():
+        return None
+    try:
+        data = json.loads(plan.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None  # unreadable: calibrate again and rewrite it
+    same = all(data.get(k) == getattr(cfg, k) for k in ("seed", "val_fraction", "test_fraction"))
+    rate = data.get("novel_premise_rate")
+    return float(rate) if same and isinstance(rate, (int, float)) else None
+
+
+def pin_novel_premise_rate(
+    db: Database | str | Path,
+    repos: list[str],
+    data_path: str | Path,
+    config: ExportConfig | dict[str, Any] | None = None,
+) -> float:
+    """Calibrate the novel-premises hold-out rate over *all* ``repos`` and pin it in
+    ``data_path/lifelong.json``; every later :func:`lifelong_exports` into ``data_path`` uses it.
+
+    A caller that adds repositories one call at a time (the pipeline calls each trainer with the
+    repositories so far) pins the rate over the whole list first, so that the novel-premises split
+    of a theorem does not change from one step to the next. Returns the rate.
+    """
+    database = db if isinstance(db, Database) else Database(db, create=False)
+    try:
+        cfg = _config(config, {})
+        ids = [database.get_repository(r).id for r in repos]
+        hist, n = premise_count_histogram(database, ids, drop_tactics=cfg.drop_tactics)
+        rate = calibrate_rate(cfg.val_fraction + cfg.test_fraction, hist, n)
+    finally:
+        if not isinstance(db, Database):
+            database.close()
+    atomic_write_json(
+        Path(data_path) / PLAN_NAME,
+        {
+            "novel_premise_rate": rate,
+            "repos": ids,
+            "seed": cfg.seed,
+            "val_fraction": cfg.val_fraction,
+            "test_fraction": cfg.test_fraction,
+        },
+    )
+    return rate
 
 
 def step_dir_name(index: int, repo: str) -> str:
@@ -75,18 +131,13 @@ def lifelong_exports(
             )
         ids = [database.get_repository(r).id for r in order]  # validate names, normalise to ids
         cfg = _config(config, overrides)
-        if cfg.novel_premise_rate is None:
-            hist, n = premise_count_histogram(database, ids, drop_tactics=cfg.drop_tactics)
-            cfg = _config(
-                cfg,
-                {
-                    "novel_premise_rate": calibrate_rate(
-                        cfg.val_fraction + cfg.test_fraction, hist, n
-                    )
-                },
-            )
-        done = set(skip)
         data_path = Path(data_path)
+        if cfg.novel_premise_rate is None:
+            rate = _pinned_rate(data_path, cfg)
+            if rate is None:
+                rate = pin_novel_premise_rate(database, ids, data_path, cfg)
+            cfg = _config(cfg, {"novel_premise_rate": rate})
+        done = set(skip)
         for index, repo in enumerate(ids):
             if repo in done or order[index] in done:
                 continue
