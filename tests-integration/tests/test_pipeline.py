@@ -51,6 +51,11 @@ def test_pipeline_trains_every_trainer_per_repo_and_reports(tmp_path):
     for p in plots:
         assert p.read_bytes()[:8] == PNG
         assert f"plots/{p.name}" in report
+    # every step's export used the novel-premises rate pinned over all the repositories
+    pinned = json.loads((run_dir / "data" / "lifelong.json").read_text())
+    assert pinned["repos"] == result["repos"]
+    for meta in (run_dir / "data").glob("*/metadata.json"):
+        assert json.loads(meta.read_text())["leantrain"]["novel_premise_rate"] == pinned["novel_premise_rate"]
     manifest = RunManifest.load(run_dir)
     assert manifest.data["status"] == "finished"
     assert manifest.completed_repos == result["repos"]

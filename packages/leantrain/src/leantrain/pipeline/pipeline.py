@@ -101,6 +101,11 @@ class Pipeline:
         order = self._order(imported)
         state = manifest.data.setdefault("pipeline", {})
         state["order"] = order
+        # every trainer exports the repositories so far; pin the novel-premises rate over all of
+        # them so that a theorem's novel-premises split never changes from one step to the next
+        from leantrain.export import pin_novel_premise_rate
+
+        pin_novel_premise_rate(cfg.resolved_database, order, self.run_dir / "data")
         done: dict[str, Any] = state.setdefault("done", {})
         manifest.save()
         total = len(order) * len(cfg.trainers)
