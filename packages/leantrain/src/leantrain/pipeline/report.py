@@ -15,7 +15,7 @@ from leantrain.pipeline.events import read_events
 
 # The metrics shown per trainer in the summary table and the per-repo plots, in order.
 KEY_METRICS: dict[str, list[str]] = {
-    "sft": ["eval_loss", "top1_accuracy", "topk_accuracy"],
+    "sft": ["eval_loss", "top1_accuracy", "top4_accuracy"],
     "grpo": ["mean_reward", "top1_accuracy"],
     "retrieval": ["R@1", "R@10", "MRR", "bm25_R@10"],
     "progress": ["mse", "mae", "within_1"],
