@@ -190,12 +190,25 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
+def _show_logs() -> None:
+    """Training log lines of the ``leantrain.progress`` logger on stderr (stdout stays JSON)."""
+    import logging
+
+    ours = logging.getLogger("leantrain.progress")
+    if not ours.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        ours.addHandler(handler)
+        ours.setLevel(logging.INFO)
+
+
 def run(argv: list[str]) -> int:
     """Dispatch ``leantrain progress SUBCOMMAND …``."""
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(_usage())
         return 0
     name, rest = argv[0], argv[1:]
+    _show_logs()
     if name not in _RUNNERS:
         import difflib
 

@@ -12,10 +12,10 @@ LeanDojo-v2's trainer with its constructor and defaults, fixed and extended:
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import re
 import shutil
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +30,8 @@ from leantrain.progress.metrics import compute_metrics
 from leantrain.progress.predictor import ProgressPredictor
 from leantrain.progress.progress_config import ProgressConfig
 from leantrain.progress.tiny_model import TINY_NAME, build_tiny_model, build_tiny_tokenizer
+
+log = logging.getLogger("leantrain.progress")
 
 _HF_DIR = "hf-checkpoints"
 _MODEL_FILES = (
@@ -71,8 +73,9 @@ def _save_flat(model: Any, tokenizer: Any, target: Path) -> None:
 
 
 def _stderr_logs() -> Any:
-    """A callback printing each log dict as one line on stderr (built lazily: no transformers
-    import when the CLI only registers its commands)."""
+    """A callback logging each log dict as one line to the ``leantrain.progress`` logger (shown on
+    stderr by the CLI; silent in library use unless logging is configured). Built lazily: no
+    transformers import when the CLI only registers its commands."""
     from transformers import TrainerCallback
 
     class StderrLogs(TrainerCallback):
@@ -85,7 +88,7 @@ def _stderr_logs() -> Any:
                 items = ", ".join(
                     f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in logs.items()
                 )
-                print(f"[progress] step {state.global_step}: {items}", file=sys.stderr)
+                log.info("[progress] step %s: %s", state.global_step, items)
 
     return StderrLogs()
 
