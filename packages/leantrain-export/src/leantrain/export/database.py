@@ -52,6 +52,18 @@ class Repository:
         """``"URL@COMMIT"``, the identifier used by the export API and the CLI."""
         return f"{self.url}@{self.commit}"
 
+    def to_leandojo_json(self) -> dict[str, Any]:
+        """The repository object of LeanDojo-v2's ``metadata.json`` / ``dynamic_database.json``
+        (``date_processed`` inside ``metadata``)."""
+        return {
+            "url": self.url,
+            "name": self.name,
+            "commit": self.commit,
+            "lean_version": self.lean_version,
+            "lean_dojo_version": self.lean_dojo_version,
+            "metadata": {**self.metadata, "date_processed": self.date_processed.isoformat()},
+        }
+
     def to_json(self) -> dict[str, Any]:
         """JSON-ready summary (used by ``leantrain export list --json`` and metadata.json)."""
         return {

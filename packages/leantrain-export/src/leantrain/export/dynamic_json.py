@@ -41,14 +41,7 @@ def dump_dynamic_database(db: Database, path: str | Path, repos: list[str] | Non
             f.write('{"repositories": [')
             for n, rid in enumerate(row_ids):
                 r = by_id[rid]
-                head = {
-                    "url": r.url,
-                    "name": r.name,
-                    "commit": r.commit,
-                    "lean_version": r.lean_version,
-                    "lean_dojo_version": r.lean_dojo_version,
-                    "metadata": {**r.metadata, "date_processed": r.date_processed.isoformat()},
-                }
+                head = r.to_leandojo_json()
                 counts = dict(
                     conn.execute(
                         "SELECT status, COUNT(*) FROM theorems WHERE repo_id = ? GROUP BY status",

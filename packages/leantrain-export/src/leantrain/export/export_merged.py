@@ -323,17 +323,7 @@ def _write_metadata(db: Database, row_ids: list[int], path: Path, result: Export
     q = db.conn.execute
     sel = "repo_id IN (SELECT id FROM temp._sel_repos)"
     meta = {
-        "repositories": [
-            {
-                "url": r.url,
-                "name": r.name,
-                "commit": r.commit,
-                "lean_version": r.lean_version,
-                "lean_dojo_version": r.lean_dojo_version,
-                "metadata": {**r.metadata, "date_processed": r.date_processed.isoformat()},
-            }
-            for r in repos
-        ],
+        "repositories": [r.to_leandojo_json() for r in repos],
         "total_theorems": sum(r.num_theorems for r in repos),
         "num_proven_theorems": q(
             f"SELECT COUNT(*) FROM theorems WHERE {sel} AND status = 'proven'"

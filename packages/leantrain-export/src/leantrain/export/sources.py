@@ -207,6 +207,22 @@ def _split_files(root: Path) -> list[Path]:
     return sorted(p for p in root.glob("*.json") if p.name != "metadata.json")
 
 
+def _repo_info(r: dict[str, Any], path: Path) -> RepoInfo:
+    """A :class:`RepoInfo` from a repository object of metadata.json / dynamic_database.json."""
+    meta = dict(r.get("metadata") or {})
+    date = meta.pop("date_processed", None)
+    return RepoInfo(
+        url=r["url"],
+        commit=r["commit"],
+        name=r.get("name") or repo_name(r["url"]),
+        lean_version=r.get("lean_version") or "",
+        lean_dojo_version=r.get("lean_dojo_version") or "",
+        date_processed=None if date is None else parse_datetime(date, path=path),
+        metadata=meta,
+        pr_url=r.get("pr_url"),
+    )
+
+
 def _repo_infos_from_metadata(path: Path, meta: Any) -> list[RepoInfo]:
     if not isinstance(meta, dict):
         raise DataError(
@@ -221,20 +237,7 @@ def _repo_infos_from_metadata(path: Path, meta: Any) -> list[RepoInfo]:
                 raise DataError(
                     path, "repository needs 'url' and 'commit'", index=i, field="repositories"
                 )
-            m = dict(r.get("metadata") or {})
-            date = m.pop("date_processed", None)
-            infos.append(
-                RepoInfo(
-                    url=r["url"],
-                    commit=r["commit"],
-                    name=r.get("name") or repo_name(r["url"]),
-                    lean_version=r.get("lean_version") or "",
-                    lean_dojo_version=r.get("lean_dojo_version") or "",
-                    date_processed=None if date is None else parse_datetime(date, path=path),
-                    metadata=m,
-                    pr_url=r.get("pr_url"),
-                )
-            )
+            infos.append(_repo_info(r, path))
     elif isinstance(meta.get("from_repo"), dict):  # a lean_dojo trace export
         r = meta["from_repo"]
         if "url" not in r or "commit" not in r:
@@ -333,18 +336,7 @@ def read_dynamic_database(path: Path) -> Iterator[SourceItem]:
                 raise DataError(
                     path, "required field is missing", index=i, field=f"repositories[{i}].{key}"
                 )
-        meta = dict(r.get("metadata") or {})
-        date = meta.pop("date_processed", None)
-        info = RepoInfo(
-            url=r["url"],
-            commit=r["commit"],
-            name=r.get("name") or repo_name(r["url"]),
-            lean_version=r.get("lean_version") or "",
-            lean_dojo_version=r.get("lean_dojo_version") or "",
-            date_processed=None if date is None else parse_datetime(date, path=path),
-            metadata=meta,
-            pr_url=r.get("pr_url"),
-        )
+        info = _repo_info(r, path)
         key = (info.url, info.commit)
         yield SourceItem("repo", info)
         for status_key in _DYN_STATUSES:
