@@ -38,7 +38,10 @@ def discover_commands() -> dict[str, Command]:
         except LeanTrainError:
             raise
         except Exception as e:  # a broken plug-in must not take the whole CLI down
-            print(f"warning: cannot load leantrain commands '{ep.name}' ({ep.value}): {e}", file=sys.stderr)
+            print(
+                f"warning: cannot load leantrain commands '{ep.name}' ({ep.value}): {e}",
+                file=sys.stderr,
+            )
             continue
         dist = ep.dist.metadata["Name"] if ep.dist is not None else ""
         for cmd in provided if isinstance(provided, (list, tuple)) else [provided]:
@@ -50,11 +53,23 @@ def installed_packages() -> dict[str, str]:
     """Installed leantrain distributions and their versions."""
     from importlib.metadata import distributions
 
-    return dict(sorted((d.metadata["Name"], d.version) for d in distributions() if (d.metadata["Name"] or "").startswith("leantrain")))
+    return dict(
+        sorted(
+            (d.metadata["Name"], d.version)
+            for d in distributions()
+            if (d.metadata["Name"] or "").startswith("leantrain")
+        )
+    )
 
 
 def _usage(commands: dict[str, Command]) -> str:
-    lines = ["usage: leantrain [--version] COMMAND [ARGS…]", "", "Train the models of a Lean 4 prover, lifelong.", "", "commands:"]
+    lines = [
+        "usage: leantrain [--version] COMMAND [ARGS…]",
+        "",
+        "Train the models of a Lean 4 prover, lifelong.",
+        "",
+        "commands:",
+    ]
     width = max((len(n) for n in commands), default=8)
     lines += [f"  {c.name:<{width}}  {c.help}" for c in commands.values()]
     if not commands:
@@ -98,7 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         import difflib
 
         close = difflib.get_close_matches(name, list(commands), n=1)
-        hint = f" — did you mean '{close[0]}'?" if close else " — run 'leantrain --help' for the list"
+        hint = (
+            f" — did you mean '{close[0]}'?" if close else " — run 'leantrain --help' for the list"
+        )
         print(f"error: unknown command '{name}'{hint}", file=sys.stderr)
         return 2
     return run_guarded(lambda: commands[name].run(rest))

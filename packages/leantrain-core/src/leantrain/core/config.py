@@ -40,7 +40,11 @@ def config_fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
 
 def _suggest(name: str, valid: Sequence[str]) -> str:
     close = difflib.get_close_matches(name, valid, n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else f"valid keys include: {', '.join(sorted(valid)[:12])} …"
+    return (
+        f"did you mean '{close[0]}'?"
+        if close
+        else f"valid keys include: {', '.join(sorted(valid)[:12])} …"
+    )
 
 
 def check_keys(cls: type, keys: Sequence[str], *, source: str) -> None:
@@ -48,7 +52,9 @@ def check_keys(cls: type, keys: Sequence[str], *, source: str) -> None:
     valid = list(config_fields(cls))
     for key in keys:
         if key not in valid:
-            raise ConfigError(f"{source}: unknown key '{key}' for {cls.__name__}", hint=_suggest(key, valid))
+            raise ConfigError(
+                f"{source}: unknown key '{key}' for {cls.__name__}", hint=_suggest(key, valid)
+            )
 
 
 def _build(cls: type[C], values: Mapping[str, Any], *, source: str) -> C:
@@ -141,14 +147,17 @@ def _list_fields(cls: type) -> set[str]:
     for name, tp in _resolve_hints(cls).items():
         is_union = typing.get_origin(tp) in (typing.Union, types.UnionType)
         candidates = list(typing.get_args(tp)) if is_union else [tp]
-        if all(typing.get_origin(c) in (list, Sequence, typing.Sequence) or c is type(None) for c in candidates) and any(
-            typing.get_origin(c) in (list, Sequence, typing.Sequence) for c in candidates
-        ):
+        if all(
+            typing.get_origin(c) in (list, Sequence, typing.Sequence) or c is type(None)
+            for c in candidates
+        ) and any(typing.get_origin(c) in (list, Sequence, typing.Sequence) for c in candidates):
             out.add(name)
     return out
 
 
-def _normalise_argv(cls: type, argv: Sequence[str], aliases: Mapping[str, str]) -> tuple[list[str], str | None]:
+def _normalise_argv(
+    cls: type, argv: Sequence[str], aliases: Mapping[str, str]
+) -> tuple[list[str], str | None]:
     """Map ``--foo-bar``/aliases to field names, group repeated list flags, pull ``--config``."""
     fields = config_fields(cls)
     lists = _list_fields(cls)
@@ -206,7 +215,9 @@ def build_parser(cls: type, *, prog: str | None = None, description: str | None 
     """A jsonargparse parser for ``cls`` with each field's ``metadata['help']`` as its help."""
     from jsonargparse import ArgumentParser
 
-    parser = ArgumentParser(prog=prog, description=description, exit_on_error=False, default_env=False)
+    parser = ArgumentParser(
+        prog=prog, description=description, exit_on_error=False, default_env=False
+    )
     parser.add_argument("--config", help="YAML file of config keys; flags given here override it")
     parser.add_class_arguments(cls, fail_untyped=False, sub_configs=False)
     fields = config_fields(cls)
@@ -279,4 +290,8 @@ def config_to_dict(cfg: Any) -> dict[str, Any]:
                 pass
         return str(v)
 
-    return {f.name: safe(getattr(cfg, f.name)) for f in dataclasses.fields(cfg) if f.init and hasattr(cfg, f.name)}
+    return {
+        f.name: safe(getattr(cfg, f.name))
+        for f in dataclasses.fields(cfg)
+        if f.init and hasattr(cfg, f.name)
+    }

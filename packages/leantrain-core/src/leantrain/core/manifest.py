@@ -56,7 +56,9 @@ def checksum_tree(path: str | Path) -> dict[str, str]:
     path = Path(path)
     if path.is_file():
         return {path.name: sha256_file(path)}
-    return {str(p.relative_to(path)): sha256_file(p) for p in sorted(path.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(path)): sha256_file(p) for p in sorted(path.rglob("*")) if p.is_file()
+    }
 
 
 class RunManifest:
@@ -75,17 +77,24 @@ class RunManifest:
         """Load an existing manifest; a missing or corrupted one is a :class:`CheckpointError`."""
         path = Path(run_dir) / MANIFEST_NAME
         if not path.is_file():
-            raise CheckpointError(f"{run_dir}: no {MANIFEST_NAME}", hint="is this a leantrain run directory?")
+            raise CheckpointError(
+                f"{run_dir}: no {MANIFEST_NAME}", hint="is this a leantrain run directory?"
+            )
         try:
             data = read_json(path)
         except Exception as e:
-            raise CheckpointError(f"{path}: corrupted manifest ({e})", hint="delete the run directory or restore the file") from None
+            raise CheckpointError(
+                f"{path}: corrupted manifest ({e})",
+                hint="delete the run directory or restore the file",
+            ) from None
         if not isinstance(data, dict) or data.get("schema") != MANIFEST_SCHEMA:
             raise CheckpointError(f"{path}: not a leantrain manifest (schema {MANIFEST_SCHEMA})")
         return cls(run_dir, data)
 
     @classmethod
-    def load_or_create(cls, run_dir: str | Path, *, kind: str, config: dict[str, Any] | None = None) -> RunManifest:
+    def load_or_create(
+        cls, run_dir: str | Path, *, kind: str, config: dict[str, Any] | None = None
+    ) -> RunManifest:
         """Load the manifest of ``run_dir`` or start a new one for a run of ``kind``."""
         if (Path(run_dir) / MANIFEST_NAME).is_file():
             m = cls.load(run_dir)
@@ -128,7 +137,9 @@ class RunManifest:
         self.data["position"] = position
         self.save()
 
-    def complete_repo(self, repo: str, metrics: dict[str, Any] | None = None, checkpoint: str | Path | None = None) -> None:
+    def complete_repo(
+        self, repo: str, metrics: dict[str, Any] | None = None, checkpoint: str | Path | None = None
+    ) -> None:
         """Mark ``repo`` finished with its metrics and checkpoint, and save."""
         if repo not in self.data["completed_repos"]:
             self.data["completed_repos"].append(repo)
@@ -146,9 +157,13 @@ class RunManifest:
     def add_checkpoint(self, path: str | Path, *, save: bool = True, **info: Any) -> dict[str, Any]:
         """Record a checkpoint (file or directory) with the checksum of every file in it."""
         path = Path(path)
-        rel = str(path.relative_to(self.run_dir)) if path.is_relative_to(self.run_dir) else str(path)
+        rel = (
+            str(path.relative_to(self.run_dir)) if path.is_relative_to(self.run_dir) else str(path)
+        )
         entry = {"path": rel, "created": _now(), "files": checksum_tree(path), **info}
-        self.data["checkpoints"] = [c for c in self.data["checkpoints"] if c["path"] != rel] + [entry]
+        self.data["checkpoints"] = [c for c in self.data["checkpoints"] if c["path"] != rel] + [
+            entry
+        ]
         if save:
             self.save()
         return entry
@@ -163,9 +178,15 @@ class RunManifest:
         for rel, digest in entry.get("files", {}).items():
             f = path / rel if path.is_dir() else path
             if not f.is_file():
-                raise CheckpointError(f"checkpoint {path}: file {rel} is missing", hint="delete the checkpoint to retrain from the previous one")
+                raise CheckpointError(
+                    f"checkpoint {path}: file {rel} is missing",
+                    hint="delete the checkpoint to retrain from the previous one",
+                )
             if sha256_file(f) != digest:
-                raise CheckpointError(f"checkpoint {path}: file {rel} is corrupted (checksum mismatch)", hint="delete the checkpoint to retrain from the previous one")
+                raise CheckpointError(
+                    f"checkpoint {path}: file {rel} is corrupted (checksum mismatch)",
+                    hint="delete the checkpoint to retrain from the previous one",
+                )
         return path
 
     def latest_checkpoint(self, **match: Any) -> dict[str, Any] | None:

@@ -37,7 +37,9 @@ def import_object(spec: str) -> Any:
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise ConfigError(f"module '{module_name}' has no attribute '{attr}' (from '{spec}')") from None
+            raise ConfigError(
+                f"module '{module_name}' has no attribute '{attr}' (from '{spec}')"
+            ) from None
     return obj
 
 
@@ -78,7 +80,9 @@ class Registry(Generic[T]):
             try:
                 obj = eps[name].load()
             except Exception as e:
-                raise ConfigError(f"{self.kind} '{name}' failed to load from its entry point: {e}") from None
+                raise ConfigError(
+                    f"{self.kind} '{name}' failed to load from its entry point: {e}"
+                ) from None
             self._items[name] = obj
             return obj
         if ":" in name:
@@ -87,8 +91,12 @@ class Registry(Generic[T]):
 
         names = self.names()
         close = difflib.get_close_matches(name, names, n=1)
-        hint = f"did you mean '{close[0]}'?" if close else f"available: {', '.join(names) or 'none'}"
-        raise ConfigError(f"unknown {self.kind} '{name}'", hint=hint + " (or give a 'module:attr' path)")
+        hint = (
+            f"did you mean '{close[0]}'?" if close else f"available: {', '.join(names) or 'none'}"
+        )
+        raise ConfigError(
+            f"unknown {self.kind} '{name}'", hint=hint + " (or give a 'module:attr' path)"
+        )
 
     def names(self) -> list[str]:
         """Every name that :meth:`get` resolves without an import path."""

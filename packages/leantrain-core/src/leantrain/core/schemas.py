@@ -124,7 +124,9 @@ def validate_record(model: type[M], obj: Any, *, path: str | Path | None, index:
     """Validate one record; a failure becomes a :class:`DataError` naming file, index, field."""
     if not isinstance(obj, dict):
         raise DataError(
-            path, f"expected a JSON object, got {type(obj).__name__}", index=index,
+            path,
+            f"expected a JSON object, got {type(obj).__name__}",
+            index=index,
             hint=f"each record must be a {model.__name__} object",
         )
     try:
@@ -132,7 +134,10 @@ def validate_record(model: type[M], obj: Any, *, path: str | Path | None, index:
     except ValidationError as e:
         field, msg = _describe(e.errors()[0])
         raise DataError(
-            path, msg, index=index, field=field,
+            path,
+            msg,
+            index=index,
+            field=field,
             hint=f"fix the record so that it matches the {model.__name__} format",
         ) from None
 
@@ -147,7 +152,8 @@ def read_json(path: str | Path) -> Any:
             return json.load(f)
     except json.JSONDecodeError as e:
         raise DataError(
-            path, f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}",
+            path,
+            f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}",
             hint="the file must be valid JSON",
         ) from None
     except UnicodeDecodeError as e:
@@ -167,7 +173,9 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
                 yield i, json.loads(line)
             except json.JSONDecodeError as e:
                 raise DataError(
-                    path, f"malformed JSON: {e.msg}", index=i,
+                    path,
+                    f"malformed JSON: {e.msg}",
+                    index=i,
                     hint="each line of a .jsonl file must be one JSON object",
                 ) from None
 
@@ -180,7 +188,8 @@ def load_records(model: type[M], path: str | Path) -> list[M]:
     data = read_json(path)
     if not isinstance(data, list):
         raise DataError(
-            path, f"expected a JSON array of {model.__name__} records, got {type(data).__name__}",
+            path,
+            f"expected a JSON array of {model.__name__} records, got {type(data).__name__}",
             hint="LeanDojo split files hold a list of theorems",
         )
     return [validate_record(model, obj, path=path, index=i) for i, obj in enumerate(data)]

@@ -195,6 +195,34 @@ class Database:
                 ids += import_items(conn, read_source(d))
         return ids
 
+    # -- lifelong export (the protocol of leantrain.core.lifelong) -------------------------------
+    def prepare_lifelong(self, repos: list[Any] | None, data_path: str | Path) -> float:
+        """Pin the novel-premises hold-out rate over every repository of a lifelong run (``None``:
+        the curriculum) in ``data_path/lifelong.json``, so that a theorem's novel-premises split
+        never changes from one step to the next; later :meth:`export_merged_data` calls use it."""
+        from leantrain.export.lifelong import pin_novel_premise_rate
+
+        ids = self.curriculum() if not repos else [self._ref(r) for r in repos]
+        self._novel_premise_rate = pin_novel_premise_rate(self, ids, data_path)
+        return self._novel_premise_rate
+
+    def export_merged_data(self, repos: list[Any], out_dir: str | Path, **overrides: Any) -> Any:
+        """Export the merged data of ``repos`` (ids, names, or objects with ``url`` and
+        ``commit``) to ``out_dir`` — the method LeanDojo-v2's ``DynamicDatabase`` has, so that
+        trainers take either. Returns the :class:`~leantrain.export.ExportResult`."""
+        from leantrain.export.export_merged import export_merged_data
+
+        rate = getattr(self, "_novel_premise_rate", None)
+        if rate is not None:
+            overrides.setdefault("novel_premise_rate", rate)
+        return export_merged_data(self, [self._ref(r) for r in repos], out_dir, **overrides)
+
+    @staticmethod
+    def _ref(repo: Any) -> str:
+        if isinstance(repo, str):
+            return repo
+        return f"{repo.url}@{repo.commit}"
+
     # -- repositories ---------------------------------------------------------------------------
     def list_repositories(self) -> list[Repository]:
         """All repositories, in import order."""

@@ -17,7 +17,7 @@ from typing import Any
 from leantrain.core.config import config_from_dict, config_from_yaml, config_to_dict
 from leantrain.core.errors import ConfigError
 from leantrain.core.manifest import RunManifest
-from leantrain.pipeline.events import EventLog
+from leantrain.core.events import EventLog
 from leantrain.pipeline.pipeline_config import PipelineConfig
 from leantrain.pipeline.report import render_report, summary_rows
 from leantrain.pipeline.stages import STAGES, StageContext

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from leantrain.core.atomic import atomic_write_text
-from leantrain.pipeline.events import read_events
+from leantrain.core.events import read_events
 
 # The metrics shown per trainer in the summary table and the per-repo plots, in order.
 KEY_METRICS: dict[str, list[str]] = {

@@ -1,12 +1,15 @@
 """The run's event log: ``metrics.jsonl``, one JSON object per line, appended as work finishes.
 
-Event kinds:
+Event kinds written by :class:`~leantrain.core.lifelong.LifelongEngine`:
 
-* ``{"kind": "metrics", "trainer", "repo", "repo_index", "metrics": {...}}`` — a trainer's
-  evaluation after one repository;
+* ``{"kind": "export", "repo", "repo_index", "seconds"}`` — the merged export of a step;
+* ``{"kind": "start", "trainer", "repo", "repo_index"}`` — a trainer starts a step;
+* ``{"kind": "step", "trainer", "repo", "repo_index", "metrics", "seconds"}`` — its metrics
+  after the step (training metrics and the merged test split's);
+* ``{"kind": "eval", "trainer", "step", "repo_index", "repo", "score_key", "metrics"}`` — after
+  step ``step``, the model on repository ``repo_index``'s own test split (forgetting matrix);
 * ``{"kind": "history", "trainer", "repo", "repo_index", "points": [{"step", "loss", ...}]}`` —
-  its training curve on that repository;
-* ``{"kind": "stage", "stage", "repo", "status", "seconds"}`` — a pipeline stage started/finished.
+  a training curve.
 """
 
 from __future__ import annotations

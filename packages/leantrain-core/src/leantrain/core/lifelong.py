@@ -1,0 +1,560 @@
+"""The lifelong engine: the one loop that trains every model repository by repository.
+
+:class:`LifelongEngine` walks repositories in order. For each one it exports the merged data of
+the repositories so far *once* (``database.export_merged_data(repos_so_far, dir)``), hands every
+trainer a :class:`Step` (data directory, checkpoint to start from, where to keep resumable
+state), saves the trained model as ``<run_dir>/<trainer>/NNN-<repo slug>/`` (a directory that
+``from_pretrained`` of its kind loads), and records it in the run's one ``manifest.json``.
+Then it evaluates the model on the test split of every repository seen so far, which gives the
+accuracy matrix of continual learning (see :mod:`leantrain.core.forgetting`).
+
+A trainer implements :class:`LifelongTrainer` (train one step, evaluate on a data directory,
+save, load); it owns no loop. ``SFTTrainer.train(repos, database, data_path)`` and its siblings
+are thin calls into this engine, and so is the pipeline.
+
+``database`` is anything with ``export_merged_data(repos, path)``: leantrain's ``Database`` or
+LeanDojo-v2's ``DynamicDatabase``. ``repos`` items are ``"URL@COMMIT"`` strings, names the
+database resolves (``database.get_repository(name).id``), or objects with ``url`` and
+``commit`` (LeanDojo's ``LeanGitRepo``). The engine imports nothing heavy: no torch, no SQLite.
+
+Run directory::
+
+    manifest.json            one per run: order, steps done, checkpoints (checksummed), evals
+    metrics.jsonl            one JSON event per line (step metrics, per-repo evaluations)
+    data/NNN_<slug>/         the merged export after repository NNN
+    data/eval/NNN_<slug>/    repository NNN's own val/test splits (fixed when it was added)
+    <trainer>/NNN-<slug>/    the model after repository NNN
+    <trainer>/work/NNN/      resumable state inside step NNN (deleted once the step is saved)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from leantrain.core.atomic import atomic_directory, atomic_write_json
+from leantrain.core.errors import (
+    CheckpointError,
+    ConfigError,
+    DataError,
+    LeanTrainError,
+    MissingDependencyError,
+)
+from leantrain.core.events import EventLog
+from leantrain.core.manifest import RunManifest
+
+DATA_SUBDIR = "data"
+EVAL_SUBDIR = "eval"
+WORK_SUBDIR = "work"
+_SPLIT_DIRS = ("random", "novel_premises")
+_SHARED_FILES = ("corpus.jsonl", "traced_files.jsonl", "metadata.json")
+
+
+# -- the protocol ------------------------------------------------------------------------------
+@dataclass
+class Step:
+    """One step of lifelong training, as a trainer sees it.
+
+    ``data`` is the merged export of ``repos`` (``repo`` included) — or, for a one-off run, the
+    data the user gave (a directory, a file, a ``datasets.Dataset``). ``init_from`` is the
+    checkpoint to start from (``None``: the trainer's configured base model). ``work_dir`` is
+    where the trainer keeps resumable state inside the step (engine checkpoints, optimizer
+    state); a killed step resumes from it.
+    """
+
+    index: int
+    repo: str
+    repos: list[str]
+    data: Any
+    init_from: Path | None
+    work_dir: Path
+    callbacks: list[Any] = field(default_factory=list)
+
+
+@runtime_checkable
+class LifelongTrainer(Protocol):
+    """What the engine needs of a trainer. ``name`` is its directory under the run directory;
+    ``score_key`` / ``higher_is_better`` name the metric of its forgetting matrix."""
+
+    name: str
+    score_key: str
+    higher_is_better: bool
+
+    def train_step(self, step: Step) -> dict[str, Any]:
+        """Train on ``step.data`` starting from ``step.init_from``; return training metrics."""
+        ...
+
+    def evaluate(self, data: Any, split: str = "test") -> dict[str, float]:
+        """Metrics of the current model on ``split`` of ``data`` (an export directory)."""
+        ...
+
+    def save(self, path: Path) -> None:
+        """Write the current model to ``path`` in its engine's ``from_pretrained`` form."""
+        ...
+
+    def load(self, path: Path) -> None:
+        """Make the model saved at ``path`` the current one."""
+        ...
+
+
+# -- repositories ------------------------------------------------------------------------------
+def repo_id(item: Any, database: Any = None) -> str:
+    """``"URL@COMMIT"`` of a repository given as such a string, a name the database knows, or
+    an object with ``url`` and ``commit`` (LeanDojo's ``LeanGitRepo``)."""
+    if isinstance(item, str):
+        if database is not None and hasattr(database, "get_repository"):
+            return str(database.get_repository(item).id)
+        if "@" in item:
+            return item
+        raise ConfigError(
+            f"repository '{item}' is not 'URL@COMMIT'",
+            hint="give repositories as URL@COMMIT or objects with url and commit",
+        )
+    url, commit = getattr(item, "url", None), getattr(item, "commit", None)
+    if isinstance(url, str) and isinstance(commit, str):
+        return f"{url}@{commit}"
+    raise ConfigError(
+        f"cannot tell which repository {item!r} is",
+        hint="give 'URL@COMMIT' strings or objects with 'url' and 'commit' attributes",
+    )
+
+
+def repo_slug(repo: str) -> str:
+    """A short filesystem-safe name of a repository id (its URL's last path part)."""
+    url = repo.rpartition("@")[0] or repo
+    tail = url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", tail).strip("-")[:60] or "repo"
+
+
+def step_name(index: int, repo: str) -> str:
+    """``"003-mathlib4"``: the name of step ``index``'s checkpoint (sortable)."""
+    return f"{index:03d}-{repo_slug(repo)}"
+
+
+def open_database(database: Any) -> Any:
+    """``database`` itself when it has ``export_merged_data``; a path opens leantrain's SQLite
+    ``Database`` (from leantrain-export, which trainers do not depend on: the error says so)."""
+    if database is None or hasattr(database, "export_merged_data"):
+        return database
+    if isinstance(database, (str, Path)):
+        try:
+            from leantrain.export import Database
+        except ImportError:
+            raise MissingDependencyError(
+                f"database '{database}': reading a database path needs leantrain-export",
+                hint="pip install leantrain-export (or pass an object with export_merged_data)",
+            ) from None
+
+        return Database(database, create=False)
+    raise ConfigError(
+        f"database {database!r} has no export_merged_data(repos, path)",
+        hint="pass leantrain.export.Database(path), its path, or a LeanDojo-v2 DynamicDatabase",
+    )
+
+
+def is_main_process() -> bool:
+    """Global rank 0 (or not distributed): the one process that exports, saves and records."""
+    env = os.environ
+    return (
+        int(env.get("RANK", env.get("LOCAL_RANK", "0"))) == 0
+        and int(env.get("NODE_RANK", "0")) == 0
+    )
+
+
+def _wait_for(path: Path, timeout: float = 3600.0) -> None:
+    """Other ranks wait for rank 0 to write ``path`` (an export or a checkpoint)."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise CheckpointError(f"{path}: rank 0 did not write it within {timeout:.0f} s")
+        time.sleep(0.5)
+
+
+# -- per-repository evaluation splits ----------------------------------------------------------
+def write_repo_eval_dir(export_dir: Path, repo: str, out: Path) -> Path:
+    """Write ``repo``'s own val/test theorems of an export (both split strategies) to ``out``,
+    beside the export's corpus, so that a trainer's ``evaluate(out)`` scores that repository
+    alone. Theorems are matched by their ``url`` and ``commit`` fields."""
+    from leantrain.core.schemas import read_json
+
+    url, _, commit = repo.rpartition("@")
+    with atomic_directory(out) as tmp:
+        for strategy in _SPLIT_DIRS:
+            for split in ("val", "test"):
+                src = export_dir / strategy / f"{split}.json"
+                if not src.is_file():
+                    continue
+                rows = read_json(src)
+                if not isinstance(rows, list):
+                    raise DataError(src, "expected a JSON array of theorems")
+                mine = [
+                    r
+                    for r in rows
+                    if isinstance(r, dict) and r.get("url") == url and r.get("commit") == commit
+                ]
+                atomic_write_json(tmp / strategy / f"{split}.json", mine, indent=None)
+        for name in _SHARED_FILES:
+            src = export_dir / name
+            if src.is_file():
+                try:
+                    os.link(src, tmp / name)
+                except OSError:
+                    shutil.copyfile(src, tmp / name)
+    return out
+
+
+# -- the engine --------------------------------------------------------------------------------
+Event = Callable[[dict[str, Any]], None]
+
+
+class LifelongEngine:
+    """Train ``trainers`` repository by repository; ``run()`` returns the result per trainer.
+
+    * ``database`` + ``repos`` (``None``: ``database.curriculum()``): lifelong.
+    * ``data`` instead of a database: one step on data the user prepared (an export directory,
+      a file, a dataset) — the same loop with one step, named after the data.
+
+    ``chain`` maps a trainer to another whose checkpoint of the *same* step it starts from
+    (``{"grpo": "sft"}``: GRPO refines each repository's SFT model). ``evaluate`` turns the
+    per-repository evaluations (the forgetting matrix) on or off; ``on_event`` sees every event
+    written to ``metrics.jsonl`` (for progress bars). A rerun with the same trainers resumes:
+    finished steps are skipped, an interrupted one continues from its ``work_dir``.
+    """
+
+    def __init__(
+        self,
+        run_dir: str | Path,
+        trainers: Sequence[LifelongTrainer],
+        *,
+        database: Any = None,
+        repos: Iterable[Any] | None = None,
+        data: Any = None,
+        data_path: str | Path | None = None,
+        chain: Mapping[str, str] | None = None,
+        evaluate: bool = True,
+        eval_split: str = "test",
+        configs: Mapping[str, Mapping[str, Any]] | None = None,
+        on_event: Event | None = None,
+        kind: str = "lifelong",
+    ) -> None:
+        if not trainers:
+            raise ConfigError("no trainers to run")
+        names = [t.name for t in trainers]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"trainer names must be distinct, got {names}")
+        for src, dst in (chain or {}).items():
+            if src not in names or dst not in names or names.index(dst) > names.index(src):
+                raise ConfigError(
+                    f"'{src}' cannot start from '{dst}'",
+                    hint="both must be trainers of the run, the source after the one it starts from",
+                )
+        if database is None and data is None:
+            raise ConfigError(
+                "no training data",
+                hint="give an export directory or dataset (--data), or repositories and a database",
+            )
+        database = open_database(database)
+        self.run_dir = Path(run_dir)
+        self.trainers = list(trainers)
+        self.database = database
+        self.repos = None if repos is None else list(repos)
+        self.data = data
+        self.data_path = Path(data_path) if data_path is not None else self.run_dir / DATA_SUBDIR
+        self.chain = dict(chain or {})
+        self.evaluate = evaluate
+        self.eval_split = eval_split
+        self.configs = {k: dict(v) for k, v in (configs or {}).items()}
+        self.on_event = on_event
+        self.kind = kind
+        self.main = is_main_process()
+        self.events = EventLog(self.run_dir) if self.main else None
+
+    # -- public ---------------------------------------------------------------------------------
+    def run(self) -> dict[str, dict[str, Any]]:
+        """Train every step not yet done; returns ``{trainer: result}`` (see :meth:`result`)."""
+        manifest = self._manifest()
+        for index, repo, items in self._order(manifest):
+            data = self._export(manifest, index, repo, items)
+            eval_dirs = self._eval_dirs(manifest, index, repo, data)
+            for trainer in self.trainers:
+                self._run_step(manifest, trainer, index, repo, items, data, eval_dirs)
+            if self.main and repo not in manifest.completed_repos:
+                manifest.complete_repo(repo)
+        if self.main:
+            manifest.data["status"] = "completed"
+            manifest.data["position"] = {}
+            manifest.save()
+        return {t.name: self.result(manifest, t.name) for t in self.trainers}
+
+    def result(self, manifest: RunManifest, name: str) -> dict[str, Any]:
+        """``{output_dir, per_repo, final, checkpoints, model_dir, evals}`` of trainer ``name``."""
+        steps = _steps(manifest, name)
+        per_repo = {s["repo"]: s["metrics"] for s in steps}
+        checkpoints = [str(manifest.run_dir / s["checkpoint"]) for s in steps]
+        return {
+            "output_dir": str(self.run_dir / name),
+            "per_repo": per_repo,
+            "final": steps[-1]["metrics"] if steps else {},
+            "checkpoints": checkpoints,
+            "model_dir": checkpoints[-1] if checkpoints else None,
+            "evals": [e for e in manifest.data.get("evals", []) if e["trainer"] == name],
+        }
+
+    # -- order and data -------------------------------------------------------------------------
+    def _manifest(self) -> RunManifest:
+        run_config = {"trainers": [t.name for t in self.trainers], "chain": self.chain}
+        run_config.update({k: v for k, v in self.configs.items()})
+        path = self.run_dir / "manifest.json"
+        if not self.main:
+            _wait_for(path)
+            return RunManifest.load(self.run_dir)
+        if path.is_file():
+            manifest = RunManifest.load(self.run_dir)
+            old = manifest.data.get("config", {})
+            changed = sorted(
+                f"{section}.{key}" if isinstance(old.get(section), dict) else section
+                for section in set(old) | set(run_config)
+                for key in _changed(old.get(section), run_config.get(section))
+            )
+            if changed:
+                raise ConfigError(
+                    f"{self.run_dir} holds a run with a different config "
+                    f"(changed: {', '.join(changed[:6])})",
+                    hint="use another output directory, or delete this one to start over",
+                )
+            return manifest
+        return RunManifest.load_or_create(self.run_dir, kind=self.kind, config=run_config)
+
+    def _order(self, manifest: RunManifest) -> list[tuple[int, str, list[Any]]]:
+        """``(index, repo id, repo items so far)`` of every step, checked against the manifest."""
+        if self.database is None:
+            label = (
+                f"data:{Path(self.data).resolve()}"
+                if isinstance(self.data, (str, Path))
+                else "dataset"
+            )
+            order, items = [label], [self.data]
+        else:
+            if self.repos is None:
+                if not hasattr(self.database, "curriculum"):
+                    raise ConfigError(
+                        "no repositories given", hint="pass repos=[...] (--repos URL@COMMIT)"
+                    )
+                items = list(self.database.curriculum())
+            else:
+                items = list(self.repos)
+            if not items:
+                raise DataError(None, "no repositories to train on", hint="import data first")
+            order = [repo_id(r, self.database) for r in items]
+        old = manifest.data.get("order")
+        if old and old != order[: len(old)] and self.main:
+            raise ConfigError(
+                f"{self.run_dir} was trained on other repositories ({', '.join(old[:3])} …)",
+                hint="keep the earlier repositories first and in order, or use another output dir",
+            )
+        if self.main and old != order:
+            manifest.data["order"] = order
+            manifest.save()
+        return [(i, r, items[: i + 1]) for i, r in enumerate(order)]
+
+    def _export(self, manifest: RunManifest, index: int, repo: str, items: list[Any]) -> Any:
+        if self.database is None:
+            return self.data
+        out = self.data_path / f"{index:03d}_{repo_slug(repo)}"
+        if all(self._done(manifest, t.name, index) for t in self.trainers):
+            return out
+        if not self.main:
+            _wait_for(out)
+            return out
+        exported = manifest.data.setdefault("exports", {})
+        if exported.get(str(index)) != str(out) or not out.is_dir():
+            if index == 0 and hasattr(self.database, "prepare_lifelong"):
+                # e.g. pin the novel-premises hold-out rate over every repository of the run
+                self.database.prepare_lifelong(list(self.repos or []) or None, self.data_path)
+            t0 = time.time()
+            self.database.export_merged_data(list(items), out)
+            exported[str(index)] = str(out)
+            manifest.save()
+            self._event("export", repo=repo, repo_index=index, seconds=round(time.time() - t0, 2))
+        return out
+
+    def _eval_dirs(self, manifest: RunManifest, index: int, repo: str, data: Any) -> list[Any]:
+        """``[(j, repo_j, dir_j)]`` for every repository so far (written when it is added)."""
+        if not self.evaluate or self.database is None:
+            if self.evaluate and isinstance(data, (str, Path)) and Path(data).is_dir():
+                return [(0, repo, Path(data))]
+            return []
+        order = manifest.data.get("order", [])
+        dirs = []
+        for j in range(index + 1):
+            out = self.data_path / EVAL_SUBDIR / f"{j:03d}_{repo_slug(order[j])}"
+            if j == index and self.main and not out.is_dir():
+                write_repo_eval_dir(Path(data), order[j], out)
+            dirs.append((j, order[j], out))
+        return dirs
+
+    # -- one trainer on one step ----------------------------------------------------------------
+    def _done(self, manifest: RunManifest, name: str, index: int) -> bool:
+        entry = manifest.data.get("steps", {}).get(f"{name}/{index}")
+        return bool(entry and entry.get("status") == "done")
+
+    def _run_step(
+        self,
+        manifest: RunManifest,
+        trainer: LifelongTrainer,
+        index: int,
+        repo: str,
+        items: list[Any],
+        data: Any,
+        eval_dirs: list[Any],
+    ) -> None:
+        key = f"{trainer.name}/{index}"
+        entry = manifest.data.setdefault("steps", {}).get(key)
+        if entry and entry.get("status") == "done":
+            return
+        trainer_dir = self.run_dir / trainer.name
+        ckpt = trainer_dir / step_name(index, repo)
+        if entry is None:  # not trained yet (or killed while training): train
+            self._event("start", trainer=trainer.name, repo=repo, repo_index=index)
+            if self.main:
+                manifest.set_position(repo=repo, repo_index=index, trainer=trainer.name)
+            step = Step(
+                index=index,
+                repo=repo,
+                repos=[repo_id(r, self.database) for r in items] if self.database else [repo],
+                data=data,
+                init_from=self._init_from(manifest, trainer.name, index),
+                work_dir=trainer_dir / WORK_SUBDIR / f"{index:03d}",
+            )
+            t0 = time.time()
+            metrics = dict(trainer.train_step(step))
+            seconds = round(time.time() - t0, 2)
+            if not self.main:
+                _wait_for(ckpt)
+                return
+            with atomic_directory(ckpt) as tmp:
+                trainer.save(tmp)
+            if self.evaluate and isinstance(data, (str, Path)):
+                metrics.update(self._evaluate(trainer, data, prefix=f"{self.eval_split}_"))
+            entry = {
+                "repo": repo,
+                "index": index,
+                "checkpoint": str(ckpt.relative_to(self.run_dir)),
+                "metrics": metrics,
+                "seconds": seconds,
+                "status": "trained",
+            }
+            manifest.data["steps"][key] = entry
+            manifest.add_checkpoint(ckpt, trainer=trainer.name, repo=repo, index=index, save=False)
+            manifest.data["metrics"].setdefault("per_repo", {}).setdefault(repo, {})[
+                trainer.name
+            ] = metrics
+            manifest.save()
+            self._event(
+                "step",
+                trainer=trainer.name,
+                repo=repo,
+                repo_index=index,
+                metrics=metrics,
+                seconds=seconds,
+            )
+            shutil.rmtree(step.work_dir, ignore_errors=True)
+        elif self.main:  # trained, killed while evaluating: reload the saved model
+            trainer.load(self._verified(manifest, ckpt))
+        if not self.main:
+            return
+        evals = manifest.data.setdefault("evals", [])
+        seen = {(e["trainer"], e["step"], e["repo_index"]) for e in evals}
+        for j, repo_j, eval_dir in eval_dirs:
+            if (trainer.name, index, j) in seen:
+                continue
+            metrics = self._evaluate(trainer, eval_dir)
+            row = {
+                "trainer": trainer.name,
+                "step": index,
+                "repo_index": j,
+                "repo": repo_j,
+                "score_key": trainer.score_key,
+                "higher_is_better": trainer.higher_is_better,
+                "metrics": metrics,
+            }
+            evals.append(row)
+            manifest.save()
+            self._event("eval", **row)
+        entry["status"] = "done"
+        manifest.save()
+
+    def _evaluate(self, trainer: LifelongTrainer, data: Any, prefix: str = "") -> dict[str, Any]:
+        try:
+            metrics = trainer.evaluate(data, self.eval_split)
+        except LeanTrainError as e:  # e.g. an empty test split: keep the trained model
+            return {f"{prefix}skipped": e.one_line()} if not prefix else {}
+        return {f"{prefix}{k}": v for k, v in metrics.items()}
+
+    def _init_from(self, manifest: RunManifest, name: str, index: int) -> Path | None:
+        source = self.chain.get(name)
+        if source is not None:
+            entry = manifest.data["steps"].get(f"{source}/{index}")
+            if entry is None:
+                raise CheckpointError(f"'{name}' starts from '{source}', which has no step {index}")
+            return self._verified(manifest, self.run_dir / entry["checkpoint"])
+        for previous in range(index - 1, -1, -1):
+            entry = manifest.data["steps"].get(f"{name}/{previous}")
+            if entry is not None:
+                return self._verified(manifest, self.run_dir / entry["checkpoint"])
+        return None
+
+    def _verified(self, manifest: RunManifest, path: Path) -> Path:
+        if not self.main:
+            _wait_for(path)
+            return path
+        rel = str(path.relative_to(self.run_dir))
+        entry = next((c for c in manifest.data["checkpoints"] if c["path"] == rel), None)
+        if entry is None:
+            raise CheckpointError(f"{path}: not recorded in {manifest.path}")
+        return manifest.verify_checkpoint(entry)
+
+    def _event(self, kind: str, **fields: Any) -> None:
+        if self.events is None:
+            return
+        event = self.events.write(kind, **fields)
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+def _changed(old: Any, new: Any) -> list[str]:
+    """Keys whose values differ (a section that is not a dict counts as one key: '')."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+    return [] if old == new else [""]
+
+
+def _steps(manifest: RunManifest, name: str) -> list[dict[str, Any]]:
+    steps = [
+        s
+        for k, s in manifest.data.get("steps", {}).items()
+        if k.split("/", 1)[0] == name and s.get("status") in ("trained", "done")
+    ]
+    return sorted(steps, key=lambda s: s["index"])
+
+
+def final_checkpoint(run_dir: str | Path, trainer: str | None = None) -> Path | None:
+    """The newest model a run directory holds (of ``trainer``, or of its only trainer), or
+    ``None`` when ``run_dir`` is not a leantrain run. Lets ``--model runs/sft`` name a run."""
+    run_dir = Path(run_dir)
+    if not (run_dir / "manifest.json").is_file():
+        return None
+    manifest = RunManifest.load(run_dir)
+    names = manifest.data.get("config", {}).get("trainers", [])
+    if trainer is None:
+        if len(names) != 1:
+            return None
+        trainer = names[0]
+    steps = _steps(manifest, trainer)
+    return run_dir / steps[-1]["checkpoint"] if steps else None

@@ -1,0 +1,184 @@
+"""The lifelong engine with a fake trainer and a fake database: order, export once per step,
+chaining, resume after a crash, per-repository evaluations, duck-typed repos, config checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from leantrain.core.errors import ConfigError
+from leantrain.core.events import read_events
+from leantrain.core.forgetting import forgetting_report
+from leantrain.core.lifelong import LifelongEngine, Step, final_checkpoint, repo_id
+
+REPOS = ["https://x/a@1", "https://x/b@2", "https://x/c@3"]
+
+
+class FakeDatabase:
+    """Exports one theorem per repository to test, in the LeanDojo layout."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def export_merged_data(self, repos: list[Any], path: Path) -> None:
+        ids = [repo_id(r) for r in repos]
+        self.calls.append(ids)
+        rows = [
+            {"url": r.rpartition("@")[0], "commit": r.rpartition("@")[2], "full_name": r}
+            for r in ids
+        ]
+        for strategy in ("random", "novel_premises"):
+            (path / strategy).mkdir(parents=True)
+            for split in ("train", "val", "test"):
+                (path / strategy / f"{split}.json").write_text(json.dumps(rows))
+        (path / "corpus.jsonl").write_text("")
+
+
+class FakeTrainer:
+    """'Model' = the list of repositories trained on; its score on a repo's test split is 1
+    if that repo was among the last two trained (so the first repo is forgotten)."""
+
+    score_key = "acc"
+    higher_is_better = True
+
+    def __init__(self, name: str = "fake", crash_at: int | None = None) -> None:
+        self.name = name
+        self.crash_at = crash_at
+        self.model: list[str] = []
+        self.steps: list[Step] = []
+
+    def train_step(self, step: Step) -> dict[str, Any]:
+        self.steps.append(step)
+        if step.init_from is not None:
+            self.load(step.init_from)
+        elif step.index == 0:
+            self.model = []
+        if step.index == self.crash_at:
+            step.work_dir.mkdir(parents=True, exist_ok=True)
+            raise KeyboardInterrupt  # a kill in the middle of the step
+        self.model = [*self.model, step.repo]
+        return {"train_loss": 1.0 / (step.index + 1)}
+
+    def evaluate(self, data: Any, split: str = "test") -> dict[str, float]:
+        rows = json.loads((Path(data) / "random" / f"{split}.json").read_text())
+        hits = [r["full_name"] in self.model[-2:] for r in rows]
+        return {"acc": sum(hits) / len(hits), "n": float(len(hits))}
+
+    def save(self, path: Path) -> None:
+        (path / "model.json").write_text(json.dumps(self.model))
+
+    def load(self, path: Path) -> None:
+        self.model = json.loads((path / "model.json").read_text())
+
+
+def test_engine_trains_each_repo_once_and_measures_forgetting(tmp_path: Path) -> None:
+    db, trainer = FakeDatabase(), FakeTrainer()
+    out = LifelongEngine(tmp_path, [trainer], database=db, repos=REPOS).run()["fake"]
+    assert db.calls == [REPOS[:1], REPOS[:2], REPOS[:3]]  # one export per step, merged so far
+    assert [s.init_from.name if s.init_from else None for s in trainer.steps] == [
+        None,
+        "000-a",
+        "001-b",
+    ]
+    assert [Path(c).name for c in out["checkpoints"]] == ["000-a", "001-b", "002-c"]
+    assert json.loads((Path(out["model_dir"]) / "model.json").read_text()) == REPOS
+    assert final_checkpoint(tmp_path) == Path(out["model_dir"])
+    # the merged test split after step 2 has all three repos, two of which are "remembered"
+    assert out["final"]["test_acc"] == pytest.approx(2 / 3)
+    report = forgetting_report(out["evals"])["fake"]
+    assert report["matrix"] == [[1.0, None, None], [1.0, 1.0, None], [0.0, 1.0, 1.0]]
+    assert report["bwt"] == pytest.approx(-0.5)
+    assert report["forgetting"] == [1.0, 0.0]
+    assert report["average"] == pytest.approx(2 / 3)
+    kinds = [e["kind"] for e in read_events(tmp_path)]
+    assert kinds.count("export") == 3 and kinds.count("step") == 3 and kinds.count("eval") == 6
+
+
+def test_engine_resumes_after_a_crash_without_redoing_work(tmp_path: Path) -> None:
+    db = FakeDatabase()
+    with pytest.raises(KeyboardInterrupt):
+        LifelongEngine(tmp_path, [FakeTrainer(crash_at=1)], database=db, repos=REPOS).run()
+    trainer = FakeTrainer()
+    out = LifelongEngine(tmp_path, [trainer], database=db, repos=REPOS).run()["fake"]
+    assert [s.index for s in trainer.steps] == [1, 2]
+    assert trainer.steps[0].init_from == tmp_path / "fake" / "000-a"
+    assert len(db.calls) == 3  # step 1's export was reused
+    assert not (tmp_path / "fake" / "work").exists() or not any(
+        (tmp_path / "fake" / "work").iterdir()
+    )
+    assert len(out["evals"]) == 6
+    again = FakeTrainer()
+    LifelongEngine(tmp_path, [again], database=db, repos=REPOS).run()
+    assert again.steps == []
+
+
+def test_chaining_starts_from_the_same_steps_other_model(tmp_path: Path) -> None:
+    sft, grpo = FakeTrainer("sft"), FakeTrainer("grpo")
+    LifelongEngine(
+        tmp_path, [sft, grpo], database=FakeDatabase(), repos=REPOS[:2], chain={"grpo": "sft"}
+    ).run()
+    assert [s.init_from for s in grpo.steps] == [
+        tmp_path / "sft" / "000-a",
+        tmp_path / "sft" / "001-b",
+    ]
+
+
+def test_repo_objects_and_names_are_accepted(tmp_path: Path) -> None:
+    class LeanGitRepo:
+        def __init__(self, url: str, commit: str) -> None:
+            self.url, self.commit = url, commit
+
+    db = FakeDatabase()
+    LifelongEngine(
+        tmp_path, [FakeTrainer()], database=db, repos=[LeanGitRepo("https://x/a", "1")]
+    ).run()
+    assert db.calls == [["https://x/a@1"]]
+    with pytest.raises(ConfigError, match="URL@COMMIT"):
+        repo_id("just-a-name")
+
+
+def test_a_different_config_or_order_in_the_same_dir_is_refused(tmp_path: Path) -> None:
+    db = FakeDatabase()
+    LifelongEngine(
+        tmp_path, [FakeTrainer()], database=db, repos=REPOS[:1], configs={"fake": {"lr": 1}}
+    ).run()
+    with pytest.raises(ConfigError, match=r"fake\.lr"):
+        LifelongEngine(
+            tmp_path, [FakeTrainer()], database=db, repos=REPOS[:1], configs={"fake": {"lr": 2}}
+        ).run()
+    with pytest.raises(ConfigError, match="other repositories"):
+        LifelongEngine(
+            tmp_path, [FakeTrainer()], database=db, repos=REPOS[1:2], configs={"fake": {"lr": 1}}
+        ).run()
+    # adding repositories after the earlier ones continues the run
+    trainer = FakeTrainer()
+    LifelongEngine(
+        tmp_path, [trainer], database=db, repos=REPOS[:2], configs={"fake": {"lr": 1}}
+    ).run()
+    assert [s.index for s in trainer.steps] == [1]
+
+
+def test_one_off_data_is_a_one_step_run(tmp_path: Path) -> None:
+    data = tmp_path / "export"
+    FakeDatabase().export_merged_data(REPOS[:2], data)
+    out = LifelongEngine(tmp_path / "run", [FakeTrainer()], data=data).run()["fake"]
+    assert list(out["per_repo"]) == [f"data:{data.resolve()}"]
+    assert out["final"]["test_acc"] == 0.0  # the model is named after the data, not the repos
+
+
+def test_bad_database_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="export_merged_data"):
+        LifelongEngine(tmp_path, [FakeTrainer()], database=object(), repos=REPOS)
+
+
+def test_forgetting_of_a_lower_is_better_metric() -> None:
+    from leantrain.core.forgetting import forgetting_summary
+
+    mae = [[2.0, None], [3.0, 1.0]]  # repo 0 got worse (2 -> 3) after training on repo 1
+    s = forgetting_summary(mae, higher_is_better=False)
+    assert s["bwt"] == pytest.approx(-1.0)
+    assert s["forgetting"] == [pytest.approx(1.0)]
+    assert s["average"] == pytest.approx(2.0)
+    assert s["average_per_step"] == [2.0, 2.0]
