@@ -30,6 +30,38 @@ from leantrain.core.errors import ConfigError
 
 C = TypeVar("C")
 
+ALIASES: dict[str, str] = {
+    "model": "model_name",
+    "data": "data_path",
+    "lr": "learning_rate",
+    "batch_size": "per_device_train_batch_size",
+    "epochs": "num_train_epochs",
+    "epochs_per_repo": "num_train_epochs",
+    "reward": "reward_funcs",
+    "k": "eval_k",
+}
+"""The one alias table of every config (dict, YAML, flags, keyword arguments): an alias applies
+only to a class that has the target field and no field of the alias's own name."""
+
+
+def resolve_aliases(
+    cls: type, data: Mapping[str, Any], *, source: str = "config"
+) -> dict[str, Any]:
+    """``data`` with each alias of :data:`ALIASES` renamed to its field for ``cls``; giving both
+    an alias and its field is an error."""
+    fields = config_fields(cls)
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        target = ALIASES.get(key)
+        if key not in fields and target in fields:
+            if target in data:
+                raise ConfigError(
+                    f"{source}: '{key}' and '{target}' are the same setting; give one"
+                )
+            key = target
+        out[key] = value
+    return out
+
 
 def config_fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
     """The init fields of a config dataclass, by name."""
@@ -106,7 +138,7 @@ def _type_ok(value: Any, tp: Any) -> bool:
 
 def config_from_dict(cls: type[C], data: Mapping[str, Any] | None, *, source: str = "config") -> C:
     """Build ``cls`` from a plain dict; unknown keys and wrongly typed values are errors."""
-    data = dict(data or {})
+    data = resolve_aliases(cls, dict(data or {}), source=source)
     check_keys(cls, list(data), source=source)
     hints = _resolve_hints(cls)
     for key, value in data.items():
@@ -243,7 +275,14 @@ def parse_cli(
     and ``--foo_bar`` are the same flag; a list field may be given by repeating its flag.
     ``--help`` prints every field with its help text and exits 0.
     """
-    aliases = dict(aliases or {})
+    aliases = {
+        **{
+            a: f
+            for a, f in ALIASES.items()
+            if f in config_fields(cls) and a not in config_fields(cls)
+        },
+        **dict(aliases or {}),
+    }
     if "-h" in argv or "--help" in argv:
         parser = build_parser(cls, prog=prog, description=description)
         if aliases:
@@ -253,7 +292,7 @@ def parse_cli(
     normalized, config_path = _normalise_argv(cls, argv, aliases)
     data: dict[str, Any] = dict(defaults or {})
     if config_path is not None:
-        yaml_data = load_yaml(config_path)
+        yaml_data = resolve_aliases(cls, load_yaml(config_path), source=config_path)
         check_keys(cls, list(yaml_data), source=config_path)
         data.update(yaml_data)
     if normalized:

@@ -25,6 +25,7 @@ Run directory::
     data/eval/NNN_<slug>/    repository NNN's own val/test splits (fixed when it was added)
     <trainer>/NNN-<slug>/    the model after repository NNN
     <trainer>/work/NNN/      resumable state inside step NNN (deleted once the step is saved)
+    <trainer>/logs/NNN-<slug>.jsonl   per-step training logs of step NNN
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from leantrain.core.manifest import RunManifest
 DATA_SUBDIR = "data"
 EVAL_SUBDIR = "eval"
 WORK_SUBDIR = "work"
+LOGS_SUBDIR = "logs"
 _SPLIT_DIRS = ("random", "novel_premises")
 _SHARED_FILES = ("corpus.jsonl", "traced_files.jsonl", "metadata.json")
 
@@ -65,7 +67,9 @@ class Step:
     data the user gave (a directory, a file, a ``datasets.Dataset``). ``init_from`` is the
     checkpoint to start from (``None``: the trainer's configured base model). ``work_dir`` is
     where the trainer keeps resumable state inside the step (engine checkpoints, optimizer
-    state); a killed step resumes from it.
+    state); a killed step resumes from it. ``log_file`` is where it appends its per-step logs
+    (one JSON object per line: ``{"step", "loss", ...}``), which the report plots; the console
+    is for people. ``callbacks`` are the caller's engine callbacks (e.g. HF ``TrainerCallback``).
     """
 
     index: int
@@ -74,6 +78,7 @@ class Step:
     data: Any
     init_from: Path | None
     work_dir: Path
+    log_file: Path | None = None
     callbacks: list[Any] = field(default_factory=list)
 
 
@@ -223,7 +228,8 @@ class LifelongEngine:
     ``chain`` maps a trainer to another whose checkpoint of the *same* step it starts from
     (``{"grpo": "sft"}``: GRPO refines each repository's SFT model). ``evaluate`` turns the
     per-repository evaluations (the forgetting matrix) on or off; ``on_event`` sees every event
-    written to ``metrics.jsonl`` (for progress bars). A rerun with the same trainers resumes:
+    written to ``metrics.jsonl`` (for progress bars); ``callbacks`` maps a trainer's name to
+    engine callbacks handed to it in each :class:`Step`. A rerun with the same trainers resumes:
     finished steps are skipped, an interrupted one continues from its ``work_dir``.
     """
 
@@ -241,6 +247,7 @@ class LifelongEngine:
         eval_split: str = "test",
         configs: Mapping[str, Mapping[str, Any]] | None = None,
         on_event: Event | None = None,
+        callbacks: Mapping[str, Sequence[Any]] | None = None,
         kind: str = "lifelong",
     ) -> None:
         if not trainers:
@@ -271,6 +278,7 @@ class LifelongEngine:
         self.eval_split = eval_split
         self.configs = {k: dict(v) for k, v in (configs or {}).items()}
         self.on_event = on_event
+        self.callbacks = {k: list(v) for k, v in (callbacks or {}).items()}
         self.kind = kind
         self.main = is_main_process()
         self.events = EventLog(self.run_dir) if self.main else None
@@ -431,12 +439,14 @@ class LifelongEngine:
                 data=data,
                 init_from=self._init_from(manifest, trainer.name, index),
                 work_dir=trainer_dir / WORK_SUBDIR / f"{index:03d}",
+                log_file=trainer_dir / LOGS_SUBDIR / f"{step_name(index, repo)}.jsonl",
+                callbacks=list(self.callbacks.get(trainer.name, [])),
             )
             t0 = time.time()
             metrics = dict(trainer.train_step(step))
             seconds = round(time.time() - t0, 2)
-            if not self.main:
-                _wait_for(ckpt)
+            if not self.main:  # rank 0 saves and records; wait for it before the next step
+                self._wait_recorded(manifest, key)
                 return
             with atomic_directory(ckpt) as tmp:
                 trainer.save(tmp)
@@ -489,6 +499,17 @@ class LifelongEngine:
             self._event("eval", **row)
         entry["status"] = "done"
         manifest.save()
+
+    def _wait_recorded(self, manifest: RunManifest, key: str, timeout: float = 3600.0) -> None:
+        deadline = time.monotonic() + timeout
+        while key not in manifest.data.get("steps", {}):
+            if time.monotonic() > deadline:
+                raise CheckpointError(f"rank 0 did not record step {key} within {timeout:.0f} s")
+            time.sleep(0.5)
+            try:
+                manifest.data = RunManifest.load(self.run_dir).data
+            except CheckpointError:
+                continue  # being replaced right now
 
     def _evaluate(self, trainer: LifelongTrainer, data: Any, prefix: str = "") -> dict[str, Any]:
         try:
