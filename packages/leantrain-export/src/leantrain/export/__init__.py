@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     "DEFAULT_DB": "database",
     "Database": "database",
-    "Repository": "database",
-    "split_repo_id": "database",
+    "Repository": "repository",
+    "split_repo_id": "repository",
     "ExportConfig": "export_config",
     "ExportResult": "export_merged",
     "export_merged_data": "export_merged",
@@ -58,10 +58,11 @@ __all__ = [
 
 if TYPE_CHECKING:
     from leantrain.export.curriculum import RepoDifficulty, order_repositories, theorem_difficulty
-    from leantrain.export.database import DEFAULT_DB, Database, Repository, split_repo_id
+    from leantrain.export.database import DEFAULT_DB, Database
     from leantrain.export.export_config import ExportConfig
     from leantrain.export.export_merged import ExportResult, export_merged_data
-    from leantrain.export.lifelong import LifelongStep, lifelong_exports
+    from leantrain.export.lifelong import LifelongStep, lifelong_exports, pin_novel_premise_rate
+    from leantrain.export.repository import Repository, split_repo_id
     from leantrain.export.sources import RepoInfo, iter_json_array, read_source
     from leantrain.export.trace import check_trace_requirements, trace_repository
 

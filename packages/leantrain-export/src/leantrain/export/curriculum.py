@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from leantrain.export.database import Database
+from leantrain.export.repository import RepositoryReader
 
 
 def theorem_difficulty(num_steps: int, *, has_sorry: bool = False) -> float | None:
@@ -63,7 +61,9 @@ class RepoDifficulty:
         }
 
 
-def order_repositories(db: Database, repos: list[str] | None = None) -> list[RepoDifficulty]:
+def order_repositories(
+    db: RepositoryReader, repos: list[str] | None = None
+) -> list[RepoDifficulty]:
     """The repositories (all when None), easiest first, with their difficulty classes."""
     row_ids = db.repo_row_ids(repos)
     per_repo: dict[int, list[tuple[int, int]]] = {r: [] for r in row_ids}

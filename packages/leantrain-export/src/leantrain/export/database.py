@@ -16,110 +16,20 @@ import datetime as dt
 import json
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from leantrain.core.errors import DataError
+from leantrain.export.curriculum import order_repositories
+from leantrain.export.dynamic_json import dump_dynamic_database
 from leantrain.export.importer import import_items, iso
+from leantrain.export.repository import REPO_COLUMNS, Repository, repo_from_row, split_repo_id
 from leantrain.export.schema import connect
 from leantrain.export.sources import RepoInfo, read_source
 
+__all__ = ["DEFAULT_DB", "Database", "Repository", "split_repo_id"]
+
 DEFAULT_DB = "leantrain.db"
-
-
-@dataclass
-class Repository:
-    """A repository of the database, with its counts."""
-
-    url: str
-    commit: str
-    name: str
-    lean_version: str = ""
-    lean_dojo_version: str = ""
-    date_processed: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
-    metadata: dict[str, Any] = field(default_factory=dict)
-    pr_url: str | None = None
-    num_theorems: int = 0
-    num_tactics: int = 0
-    num_premise_files: int = 0
-    num_premises: int = 0
-    num_traced_files: int = 0
-    row_id: int = 0
-
-    @property
-    def id(self) -> str:
-        """``"URL@COMMIT"``, the identifier used by the export API and the CLI."""
-        return f"{self.url}@{self.commit}"
-
-    def to_leandojo_json(self) -> dict[str, Any]:
-        """The repository object of LeanDojo-v2's ``metadata.json`` / ``dynamic_database.json``
-        (``date_processed`` inside ``metadata``)."""
-        return {
-            "url": self.url,
-            "name": self.name,
-            "commit": self.commit,
-            "lean_version": self.lean_version,
-            "lean_dojo_version": self.lean_dojo_version,
-            "metadata": {**self.metadata, "date_processed": self.date_processed.isoformat()},
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready summary (used by ``leantrain export list --json`` and metadata.json)."""
-        return {
-            "id": self.id,
-            "url": self.url,
-            "commit": self.commit,
-            "name": self.name,
-            "lean_version": self.lean_version,
-            "lean_dojo_version": self.lean_dojo_version,
-            "date_processed": self.date_processed.isoformat(),
-            "metadata": self.metadata,
-            "pr_url": self.pr_url,
-            "num_theorems": self.num_theorems,
-            "num_tactics": self.num_tactics,
-            "num_premise_files": self.num_premise_files,
-            "num_premises": self.num_premises,
-            "num_traced_files": self.num_traced_files,
-        }
-
-
-def split_repo_id(ref: str) -> tuple[str, str] | None:
-    """``(url, commit)`` of ``"URL@COMMIT"``, or None when ``ref`` has no ``@``."""
-    if "@" not in ref:
-        return None
-    url, _, commit = ref.rpartition("@")
-    return (url, commit) if url and commit else None
-
-
-_REPO_COLUMNS = (
-    "r.id, r.url, r.commit_hash, r.name, r.lean_version, r.lean_dojo_version, r.date_processed, "
-    "r.metadata, r.pr_url, "
-    "(SELECT COUNT(*) FROM theorems t WHERE t.repo_id = r.id), "
-    "(SELECT COALESCE(SUM(num_tactics), 0) FROM theorems t WHERE t.repo_id = r.id), "
-    "(SELECT COUNT(*) FROM premise_files f WHERE f.repo_id = r.id), "
-    "(SELECT COUNT(*) FROM premises p JOIN premise_files f ON f.id = p.file_id WHERE f.repo_id = r.id), "
-    "(SELECT COUNT(*) FROM traced_files x WHERE x.repo_id = r.id)"
-)
-
-
-def _repo_from_row(row: tuple[Any, ...]) -> Repository:
-    return Repository(
-        row_id=row[0],
-        url=row[1],
-        commit=row[2],
-        name=row[3],
-        lean_version=row[4],
-        lean_dojo_version=row[5],
-        date_processed=dt.datetime.fromisoformat(row[6]),
-        metadata=json.loads(row[7]),
-        pr_url=row[8],
-        num_theorems=row[9],
-        num_tactics=row[10],
-        num_premise_files=row[11],
-        num_premises=row[12],
-        num_traced_files=row[13],
-    )
 
 
 class Database:
@@ -227,9 +137,9 @@ class Database:
     def list_repositories(self) -> list[Repository]:
         """All repositories, in import order."""
         rows = self.conn.execute(
-            f"SELECT {_REPO_COLUMNS} FROM repositories r ORDER BY r.id"
+            f"SELECT {REPO_COLUMNS} FROM repositories r ORDER BY r.id"
         ).fetchall()
-        return [_repo_from_row(r) for r in rows]
+        return [repo_from_row(r) for r in rows]
 
     def find_repository(self, ref: str) -> Repository | None:
         """The repository named by ``"URL@COMMIT"``, or by a URL or name that is unique; or None."""
@@ -237,12 +147,12 @@ class Database:
         rows: list[tuple[Any, ...]] = []
         if key is not None:
             rows = self.conn.execute(
-                f"SELECT {_REPO_COLUMNS} FROM repositories r WHERE r.url = ? AND r.commit_hash = ?",
+                f"SELECT {REPO_COLUMNS} FROM repositories r WHERE r.url = ? AND r.commit_hash = ?",
                 key,
             ).fetchall()
         if not rows:
             rows = self.conn.execute(
-                f"SELECT {_REPO_COLUMNS} FROM repositories r WHERE r.url = ? OR r.name = ?",
+                f"SELECT {REPO_COLUMNS} FROM repositories r WHERE r.url = ? OR r.name = ?",
                 (ref, ref),
             ).fetchall()
             if len(rows) > 1:
@@ -251,7 +161,7 @@ class Database:
                     f"'{ref}' names {len(rows)} repositories",
                     hint="use the full id URL@COMMIT (see 'leantrain export list')",
                 )
-        return _repo_from_row(rows[0]) if rows else None
+        return repo_from_row(rows[0]) if rows else None
 
     def get_repository(self, ref: str) -> Repository:
         """Like :meth:`find_repository`, but an unknown repository is a :class:`DataError`."""
@@ -370,12 +280,8 @@ class Database:
 
     def curriculum(self, repos: list[str] | None = None) -> list[str]:
         """Repository ids ordered easiest first (see :mod:`leantrain.export.curriculum`)."""
-        from leantrain.export.curriculum import order_repositories
-
         return [d.repo_id for d in order_repositories(self, repos)]
 
     def dump_json(self, path: str | Path, repos: list[str] | None = None) -> Path:
         """Write the database (or the named repositories) as a LeanDojo-v2 ``dynamic_database.json``."""
-        from leantrain.export.dynamic_json import dump_dynamic_database
-
         return dump_dynamic_database(self, path, repos)

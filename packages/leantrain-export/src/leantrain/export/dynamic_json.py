@@ -14,12 +14,9 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from leantrain.export.repository import RepositoryReader
 from leantrain.export.theorem_stream import file_premises, iter_theorems
-
-if TYPE_CHECKING:
-    from leantrain.export.database import Database
 
 _STATUS_KEYS = {
     "proven": "proven_theorems",
@@ -28,7 +25,9 @@ _STATUS_KEYS = {
 }
 
 
-def dump_dynamic_database(db: Database, path: str | Path, repos: list[str] | None = None) -> Path:
+def dump_dynamic_database(
+    db: RepositoryReader, path: str | Path, repos: list[str] | None = None
+) -> Path:
     """Write ``repos`` (all when None) of ``db`` to ``path``; returns the path."""
     path = Path(path)
     row_ids = db.repo_row_ids(repos)
