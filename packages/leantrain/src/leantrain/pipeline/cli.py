@@ -34,13 +34,21 @@ class _Progress:
                 TimeElapsedColumn,
             )
 
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True))
+            self._bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+            )
             self._bar.__enter__()
         return self
 
     def __call__(self, message: str, done: int, total: int) -> None:
         if self._bar is None:
             return
+        if message.endswith(" done"):
+            self._bar.console.print(f"✓ {message.removesuffix(' done')}")
         if self._task is None:
             self._task = self._bar.add_task(message, total=total)
         self._bar.update(self._task, description=message, completed=done, total=total)
@@ -52,7 +60,15 @@ class _Progress:
 
 def _print_summary(result: dict[str, Any], quiet: bool, jsonl: bool) -> None:
     if jsonl:
-        print(json.dumps({"kind": "result", **{k: result[k] for k in ("run_dir", "repos", "report", "summary")}}, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "kind": "result",
+                    **{k: result[k] for k in ("run_dir", "repos", "report", "summary")},
+                },
+                ensure_ascii=False,
+            )
+        )
         return
     from rich.console import Console
     from rich.table import Table
@@ -101,25 +117,50 @@ def _run_pipeline(config: Any, *, quiet: bool, jsonl: bool, verbose: bool = Fals
 
 def _output_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--quiet", action="store_true", help="no progress bars; print only the report path")
-    g.add_argument("--jsonl", action="store_true", help="print events and the result as JSON lines (for scripts)")
-    p.add_argument("--verbose", action="store_true", help="keep the training engines' own logs and progress bars")
+    g.add_argument(
+        "--quiet", action="store_true", help="no progress bars; print only the report path"
+    )
+    g.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="print events and the result as JSON lines (for scripts)",
+    )
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="keep the training engines' own logs and progress bars",
+    )
 
 
 def _demo(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="leantrain demo", description="Run the whole pipeline on the shipped sample data with tiny models (offline, CPU).")
+    p = argparse.ArgumentParser(
+        prog="leantrain demo",
+        description="Run the whole pipeline on the shipped sample data with tiny models (offline, CPU).",
+    )
     p.add_argument("--name", default="demo", help="run name (directory ./leantrain-runs/<name>)")
     p.add_argument("--run-dir", default=None, help="run directory (overrides --name's default)")
     _output_flags(p)
     args = p.parse_args(argv)
     from leantrain.pipeline.demo import demo_config
 
-    return _run_pipeline(demo_config(args.name, args.run_dir), quiet=args.quiet, jsonl=args.jsonl, verbose=args.verbose)
+    return _run_pipeline(
+        demo_config(args.name, args.run_dir),
+        quiet=args.quiet,
+        jsonl=args.jsonl,
+        verbose=args.verbose,
+    )
 
 
 def _pipeline(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="leantrain pipeline", description="Run (or resume) a lifelong pipeline from a YAML config.")
-    p.add_argument("--config", required=True, help="pipeline YAML (see the examples shipped in leantrain.pipeline/examples)")
+    p = argparse.ArgumentParser(
+        prog="leantrain pipeline",
+        description="Run (or resume) a lifelong pipeline from a YAML config.",
+    )
+    p.add_argument(
+        "--config",
+        required=True,
+        help="pipeline YAML (see the examples shipped in leantrain.pipeline/examples)",
+    )
     p.add_argument("--run-dir", default=None, help="override the config's run_dir")
     _output_flags(p)
     args = p.parse_args(argv)
@@ -132,22 +173,68 @@ def _pipeline(argv: list[str]) -> int:
 
 
 def _report(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="leantrain report", description="Re-render a run directory's report (Markdown + PNG plots).")
+    p = argparse.ArgumentParser(
+        prog="leantrain report",
+        description="Re-render a run directory's report (Markdown + PNG plots).",
+    )
     p.add_argument("run_dir")
     args = p.parse_args(argv)
     run_dir = Path(args.run_dir)
     if not (run_dir / "metrics.jsonl").is_file():
-        raise ConfigError(f"{run_dir}: no metrics.jsonl", hint="give the directory of a leantrain pipeline run")
+        raise ConfigError(
+            f"{run_dir}: no metrics.jsonl", hint="give the directory of a leantrain pipeline run"
+        )
     from leantrain.pipeline.report import render_report
 
     print(render_report(run_dir))
     return 0
 
 
+def _compare(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="leantrain compare",
+        description="Two runs side by side: final metrics and forgetting (ACC, BWT), B minus A.",
+    )
+    p.add_argument("run_a")
+    p.add_argument("run_b")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    args = p.parse_args(argv)
+    from leantrain.pipeline.compare import compare_runs
+
+    rows = compare_runs(args.run_a, args.run_b)
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    def fmt(v: Any) -> str:
+        return f"{v:+.4f}" if isinstance(v, float) and v == v else ("—" if v is None else str(v))
+
+    table = Table(title=f"A = {args.run_a}   B = {args.run_b}")
+    for col in ("trainer", "metric", "A", "B", "B − A"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(
+            r["trainer"],
+            r["metric"],
+            fmt(r["a"]).lstrip("+"),
+            fmt(r["b"]).lstrip("+"),
+            fmt(r["delta"]),
+        )
+    Console().print(table)
+    return 0
+
+
 def register() -> list[Command]:
     """The umbrella's commands."""
     return [
-        Command("demo", "run the whole pipeline on the sample data with tiny models (offline, CPU, minutes)", _demo),
+        Command(
+            "demo",
+            "run the whole pipeline on the sample data with tiny models (offline, CPU, minutes)",
+            _demo,
+        ),
         Command("pipeline", "run or resume a lifelong pipeline from a YAML config", _pipeline),
         Command("report", "re-render a run's report (Markdown + PNG plots)", _report),
+        Command("compare", "two runs side by side: final metrics and forgetting", _compare),
     ]

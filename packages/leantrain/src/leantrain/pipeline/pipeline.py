@@ -1,10 +1,8 @@
-"""The end-to-end lifelong pipeline.
-
-For each repository in curriculum order: import → export merged data → each configured trainer
-(SFT → GRPO → retrieval → progress), each evaluated after training. Progress is recorded in the
-run's manifest per (repository, trainer); a killed run re-run with the same config resumes
-where it stopped and never redoes finished work (the trainers resume mid-repository from their
-own checkpoints).
+"""The end-to-end lifelong pipeline: import the sources, order the repositories, then run the
+one lifelong engine (:class:`leantrain.core.lifelong.LifelongEngine`) with every configured
+trainer — SFT → GRPO (from that repository's SFT model) → retrieval → progress — and render the
+report. A killed run re-run with the same config resumes where it stopped and never redoes
+finished work; the run directory holds one manifest for all of it.
 """
 
 from __future__ import annotations
@@ -14,20 +12,49 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from leantrain.core.atomic import atomic_write_json
 from leantrain.core.config import config_from_dict, config_from_yaml, config_to_dict
 from leantrain.core.errors import ConfigError
-from leantrain.core.manifest import RunManifest
 from leantrain.core.events import EventLog
+from leantrain.core.forgetting import forgetting_report
+from leantrain.core.lifelong import LifelongEngine
+from leantrain.core.manifest import RunManifest
+from leantrain.core.schemas import read_json
 from leantrain.pipeline.pipeline_config import PipelineConfig
 from leantrain.pipeline.report import render_report, summary_rows
-from leantrain.pipeline.stages import STAGES, StageContext
+
+IMPORTS_NAME = "imports.json"
+
+
+def _short(repo: str) -> str:
+    return repo.split("@")[0].rstrip("/").rsplit("/", 1)[-1]
+
+
+def build_trainer(name: str, config: Any) -> Any:
+    """The trainer of ``name`` for its (already built) config."""
+    if name == "sft":
+        from leantrain.llm import SFTTrainer
+
+        return SFTTrainer(config=config)
+    if name == "grpo":
+        from leantrain.llm import GRPOTrainer
+
+        return GRPOTrainer(config=config)
+    if name == "retrieval":
+        from leantrain.retrieval import RetrievalTrainer
+
+        return RetrievalTrainer(config)
+    from leantrain.progress import ProgressTrainer
+
+    return ProgressTrainer(config=config)
 
 
 class Pipeline:
     """Run a :class:`PipelineConfig`: ``Pipeline(config).run()`` returns a result dict.
 
     ``config`` may be a :class:`PipelineConfig`, a plain dict, or a YAML path.
-    ``progress`` is called with ``(message, done, total)`` as stages finish (for progress bars).
+    ``progress`` is called with ``(message, done, total)`` as trainers start and finish steps
+    (for progress bars); ``echo_events`` prints every event of ``metrics.jsonl`` as it happens.
     """
 
     def __init__(
@@ -44,109 +71,138 @@ class Pipeline:
         else:
             self.config = config_from_yaml(PipelineConfig, config)
         self.run_dir = self.config.resolved_run_dir
-        self.events = EventLog(self.run_dir, echo=echo_events)
+        self.echo_events = echo_events
         self.progress = progress or (lambda msg, done, total: None)
 
-    # -- stages ---------------------------------------------------------------------------------
-    def _import_sources(self, manifest: RunManifest) -> list[str]:
+    # -- data -----------------------------------------------------------------------------------
+    def _import_sources(self) -> list[str]:
+        """Import every source once (recorded in ``imports.json``); returns the repository ids."""
         from leantrain.export import Database
 
-        state = manifest.data.setdefault("pipeline", {})
-        if state.get("imported") is not None:
-            return list(state["imported"])
-        db = Database(self.config.resolved_database)
+        record = self.run_dir / IMPORTS_NAME
+        if record.is_file():
+            return list(read_json(record)["repos"])
+        events = EventLog(self.run_dir)
         imported: list[str] = []
-        for source in self.config.sources:
-            t0 = time.time()
-            if source == "sample":
-                ids = db.import_sample()
-            elif "@" in source and not Path(source).exists():
-                from leantrain.export import trace_repository
+        with Database(self.config.resolved_database) as db:
+            for source in self.config.sources:
+                t0 = time.time()
+                if source == "sample":
+                    ids = db.import_sample()
+                elif "@" in source and not Path(source).exists():
+                    from leantrain.export import trace_repository
 
-                url, _, commit = source.rpartition("@")
-                ids = db.import_path(trace_repository(url, commit))
-            else:
-                ids = db.import_path(source)
-            imported += [i for i in ids if i not in imported]
-            self.events.write("stage", stage="import", source=source, repos=ids, seconds=round(time.time() - t0, 2))
-        state["imported"] = imported
-        manifest.save()
+                    url, _, commit = source.rpartition("@")
+                    ids = db.import_path(trace_repository(url, commit))
+                else:
+                    ids = db.import_path(source)
+                imported += [i for i in ids if i not in imported]
+                events.write("import", source=source, repos=ids, seconds=round(time.time() - t0, 2))
+        atomic_write_json(record, {"sources": self.config.sources, "repos": imported})
         return imported
 
-    def _order(self, imported: list[str]) -> list[str]:
-        from leantrain.export import Database
-
-        db = Database(self.config.resolved_database)
-        order = [r for r in db.curriculum() if r in imported] if self.config.curriculum else list(imported)
+    def _order(self, db: Any, imported: list[str]) -> list[str]:
+        order = (
+            [r for r in db.curriculum() if r in imported]
+            if self.config.curriculum
+            else list(imported)
+        )
         if self.config.repos:
-            wanted = []
+            wanted: list[str] = []
             for sel in self.config.repos:
-                match = [r for r in order if r == sel or r.split("@")[0].rstrip("/").endswith("/" + sel) or r.startswith(sel + "@")]
+                match = [
+                    r
+                    for r in order
+                    if r == sel
+                    or r.split("@")[0].rstrip("/").endswith("/" + sel)
+                    or r.startswith(sel + "@")
+                ]
                 if not match:
-                    raise ConfigError(f"repository '{sel}' in 'repos' was not imported", hint=f"imported: {', '.join(order)}")
+                    raise ConfigError(
+                        f"repository '{sel}' in 'repos' was not imported",
+                        hint=f"imported: {', '.join(order)}",
+                    )
                 wanted += [m for m in match if m not in wanted]
             order = [r for r in order if r in wanted]
         if not order:
             raise ConfigError("no repositories to train on", hint="check 'sources' and 'repos'")
         return order
 
+    # -- run ------------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
-        """Run (or resume) the pipeline; returns ``{run_dir, repos, results, report}``."""
+        """Run (or resume) the pipeline; returns ``{run_dir, repos, results, report, summary}``."""
+        from leantrain.export import Database
+
         cfg = self.config
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        manifest = RunManifest.load_or_create(self.run_dir, kind="pipeline", config=config_to_dict(cfg))
-        manifest.data["status"] = "running"
-        manifest.save()
-        imported = self._import_sources(manifest)
-        order = self._order(imported)
-        state = manifest.data.setdefault("pipeline", {})
-        state["order"] = order
-        # every trainer exports the repositories so far; pin the novel-premises rate over all of
-        # them so that a theorem's novel-premises split never changes from one step to the next
-        from leantrain.export import pin_novel_premise_rate
+        imported = self._import_sources()
+        with Database(cfg.resolved_database, create=False) as db:
+            order = self._order(db, imported)
+            trainers = [build_trainer(t, getattr(cfg, t)) for t in cfg.trainers]
+            run_config = {
+                k: v
+                for k, v in config_to_dict(cfg).items()
+                if k not in ("sft", "grpo", "retrieval", "progress", "name", "run_dir")
+            }
+            configs = {"pipeline": run_config}
+            configs.update({t: config_to_dict(getattr(cfg, t)) for t in cfg.trainers})
+            total = len(order) * len(trainers)
+            counter = {"done": 0}
 
-        pin_novel_premise_rate(cfg.resolved_database, order, self.run_dir / "data")
-        done: dict[str, Any] = state.setdefault("done", {})
-        manifest.save()
-        total = len(order) * len(cfg.trainers)
-        finished = sum(1 for r in order for t in cfg.trainers if f"{r}::{t}" in done)
-        results: dict[str, dict[str, Any]] = {}
-        for index, repo in enumerate(order):
-            for trainer in cfg.trainers:
-                key = f"{repo}::{trainer}"
-                if key in done:
-                    results.setdefault(repo, {})[trainer] = done[key]
-                    continue
-                self.progress(f"{trainer} on {repo.split('@')[0].rsplit('/', 1)[-1]}", finished, total)
-                manifest.set_position(repo=repo, repo_index=index, trainer=trainer)
-                t0 = time.time()
-                ctx = StageContext(
-                    run_dir=self.run_dir,
-                    database=cfg.resolved_database,
-                    data_path=self.run_dir / "data",
-                    repos=order[: index + 1],
-                    repo=repo,
-                    repo_index=index,
-                    trainer_config=dict(getattr(cfg, trainer)),
-                    seed=cfg.seed,
-                    previous=results.get(repo, {}) | {k.split("::")[1]: v for k, v in done.items() if k.startswith(repo + "::")},
-                )
-                out = STAGES[trainer](ctx)
-                seconds = round(time.time() - t0, 2)
-                if out.history:
-                    self.events.write("history", trainer=trainer, repo=repo, repo_index=index, points=out.history)
-                self.events.write("metrics", trainer=trainer, repo=repo, repo_index=index, metrics=out.metrics, seconds=seconds)
-                record = {"metrics": out.metrics, "checkpoint": str(out.checkpoint) if out.checkpoint else None, "seconds": seconds}
-                done[key] = record
-                results.setdefault(repo, {})[trainer] = record
-                manifest.data["metrics"].setdefault("per_repo", {}).setdefault(repo, {})[trainer] = out.metrics
-                manifest.save()
-                finished += 1
-                self.progress(f"{trainer} on {repo.split('@')[0].rsplit('/', 1)[-1]} done", finished, total)
-            if repo not in manifest.completed_repos:
-                manifest.complete_repo(repo)
-        manifest.data["status"] = "finished"
-        manifest.data["position"] = {}
-        manifest.save()
+            def on_event(event: dict[str, Any]) -> None:
+                if self.echo_events:
+                    import json
+
+                    print(json.dumps(event, ensure_ascii=False, default=str), flush=True)
+                kind = event.get("kind")
+                if kind == "start":
+                    where = f"{event['trainer']} on {_short(event['repo'])}"
+                    self.progress(where, counter["done"], total)
+                elif kind == "step":
+                    counter["done"] += 1
+                    where = f"{event['trainer']} on {_short(event['repo'])}"
+                    self.progress(f"{where} done", counter["done"], total)
+
+            engine = LifelongEngine(
+                self.run_dir,
+                trainers,
+                database=db,
+                repos=order,
+                chain={"grpo": "sft"} if {"sft", "grpo"} <= set(cfg.trainers) else None,
+                evaluate=cfg.evaluate_each_repo,
+                configs=configs,
+                on_event=on_event,
+                kind="pipeline",
+            )
+            if (self.run_dir / "manifest.json").is_file():
+                steps = RunManifest.load(self.run_dir).data.get("steps", {})
+                counter["done"] = sum(1 for s in steps.values() if s.get("status") == "done")
+            results = engine.run()
+        self._record_forgetting()
+        per_repo: dict[str, dict[str, Any]] = {}
+        for name, result in results.items():
+            for (repo, metrics), ckpt in zip(
+                result["per_repo"].items(), result["checkpoints"], strict=True
+            ):
+                per_repo.setdefault(repo, {})[name] = {"metrics": metrics, "checkpoint": ckpt}
         report = render_report(self.run_dir)
-        return {"run_dir": str(self.run_dir), "repos": order, "results": results, "report": str(report), "summary": summary_rows(self.run_dir)}
+        return {
+            "run_dir": str(self.run_dir),
+            "repos": order,
+            "results": per_repo,
+            "trainers": results,
+            "report": str(report),
+            "summary": summary_rows(self.run_dir),
+        }
+
+    def _record_forgetting(self) -> None:
+        """One ``forgetting`` event per trainer (ACC, BWT, forgetting per repository)."""
+        manifest = RunManifest.load(self.run_dir)
+        report = forgetting_report(manifest.data.get("evals", []))
+        manifest.data["metrics"]["forgetting"] = {
+            t: {k: v for k, v in r.items() if k != "matrix"} for t, r in report.items()
+        }
+        manifest.save()
+        events = EventLog(self.run_dir)
+        for trainer, summary in report.items():
+            events.write("forgetting", trainer=trainer, **summary)

@@ -1,47 +1,162 @@
-"""Configuration of an end-to-end lifelong run (:class:`PipelineConfig`)."""
+"""Configuration of an end-to-end lifelong run (:class:`PipelineConfig`).
+
+The trainer sections (``sft:``, ``grpo:``, ``retrieval:``, ``progress:``) are the trainers' own
+config classes, built when the config is loaded: a bad key in ``progress:`` fails in seconds,
+naming the key, before anything is imported or trained.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from leantrain.core.config import config_from_dict
 from leantrain.core.errors import ConfigError
 
 TRAINERS = ("sft", "grpo", "retrieval", "progress")
+
+
+def _config_class(trainer: str) -> type:
+    if trainer == "sft":
+        from leantrain.llm import SFTConfig
+
+        return SFTConfig
+    if trainer == "grpo":
+        from leantrain.llm import GRPOConfig
+
+        return GRPOConfig
+    if trainer == "retrieval":
+        from leantrain.retrieval import RetrievalConfig
+
+        return RetrievalConfig
+    from leantrain.progress import ProgressConfig
+
+    return ProgressConfig
+
+
+CONFIG_CLASSES: dict[str, Callable[[], type]] = {
+    t: (lambda t=t: _config_class(t)) for t in TRAINERS
+}
 
 
 @dataclass
 class PipelineConfig:
     """What to train on, in which order, with which trainers and their configs."""
 
-    name: str = field(default="run", metadata={"help": "Run name; the run directory defaults to ./leantrain-runs/<name>."})
-    run_dir: str | None = field(default=None, metadata={"help": "Run directory (manifest, metrics.jsonl, checkpoints, report)."})
+    name: str = field(
+        default="run",
+        metadata={"help": "Run name; the run directory defaults to ./leantrain-runs/<name>."},
+    )
+    run_dir: str | None = field(
+        default=None,
+        metadata={"help": "Run directory (manifest, metrics.jsonl, checkpoints, report)."},
+    )
     sources: list[str] = field(
         default_factory=lambda: ["sample"],
-        metadata={"help": "Data to import: 'sample' (shipped sample data), LeanDojo-v2 export dirs, LeanDojo benchmark dirs, dynamic_database.json files, or URL@COMMIT to trace (needs Lean)."},
+        metadata={
+            "help": "Data to import: 'sample' (shipped sample data), LeanDojo-v2 export dirs, "
+            "LeanDojo benchmark dirs, dynamic_database.json files, or URL@COMMIT to trace."
+        },
     )
-    database: str | None = field(default=None, metadata={"help": "SQLite database path (default: <run_dir>/leantrain.db)."})
-    repos: list[str] | None = field(default=None, metadata={"help": "Restrict to these repositories (URL@COMMIT or name); default: all imported."})
-    curriculum: bool = field(default=True, metadata={"help": "Order repositories easiest first (LeanAgent's curriculum); off: import order."})
+    database: str | None = field(
+        default=None,
+        metadata={"help": "SQLite database path (default: <run_dir>/leantrain.db)."},
+    )
+    repos: list[str] | None = field(
+        default=None,
+        metadata={
+            "help": "Restrict to these repositories (URL@COMMIT or name); default: all imported."
+        },
+    )
+    curriculum: bool = field(
+        default=True,
+        metadata={
+            "help": "Order repositories easiest first (LeanAgent's curriculum); off: import order."
+        },
+    )
     trainers: list[str] = field(
         default_factory=lambda: ["sft", "retrieval", "progress"],
-        metadata={"help": f"Trainers to run after each repository, in order; any of {', '.join(TRAINERS)} ('grpo' starts from that repository's SFT model)."},
+        metadata={
+            "help": f"Trainers to run after each repository, in order; any of {', '.join(TRAINERS)} "
+            "('grpo' starts from that repository's SFT model).",
+            "choices": TRAINERS,
+        },
     )
-    sft: dict[str, Any] = field(default_factory=dict, metadata={"help": "SFT config keys (see 'leantrain sft --help')."})
-    grpo: dict[str, Any] = field(default_factory=dict, metadata={"help": "GRPO config keys (see 'leantrain grpo --help')."})
-    retrieval: dict[str, Any] = field(default_factory=dict, metadata={"help": "Retrieval config keys (see 'leantrain retrieval train --help')."})
-    progress: dict[str, Any] = field(default_factory=dict, metadata={"help": "Progress config keys (see 'leantrain progress train --help')."})
-    seed: int = field(default=42, metadata={"help": "Seed of the splits and of every trainer that has no seed of its own."})
+    sft: Any = field(default=None, metadata={"help": "SFTConfig keys ('leantrain sft --help')."})
+    grpo: Any = field(default=None, metadata={"help": "GRPOConfig keys ('leantrain grpo --help')."})
+    retrieval: Any = field(
+        default=None,
+        metadata={"help": "RetrievalConfig keys ('leantrain retrieval train --help')."},
+    )
+    progress: Any = field(
+        default=None,
+        metadata={"help": "ProgressConfig keys ('leantrain progress train --help')."},
+    )
+    evaluate_each_repo: bool = field(
+        default=True,
+        metadata={
+            "help": "After each repository, score every trainer on each earlier repository's "
+            "own test split (the forgetting matrix of the report)."
+        },
+    )
+    seed: int = field(
+        default=42,
+        metadata={"help": "Seed of the splits and of every trainer that has no seed of its own."},
+    )
 
     def __post_init__(self) -> None:
         unknown = [t for t in self.trainers if t not in TRAINERS]
         if unknown:
-            raise ConfigError(f"unknown trainer '{unknown[0]}' in 'trainers'", hint=f"choose from {', '.join(TRAINERS)}")
-        if "grpo" in self.trainers and "sft" not in self.trainers and "model_name" not in self.grpo:
-            raise ConfigError("'grpo' without 'sft' needs grpo.model_name", hint="add 'sft' before 'grpo' or set grpo: {model_name: …}")
+            raise ConfigError(
+                f"unknown trainer '{unknown[0]}' in 'trainers'",
+                hint=f"choose from {', '.join(TRAINERS)}",
+            )
         if not self.sources:
-            raise ConfigError("'sources' is empty", hint="give at least one source, e.g. sources: [sample]")
+            raise ConfigError(
+                "'sources' is empty", hint="give at least one source, e.g. sources: [sample]"
+            )
+        grpo_section = self.grpo if isinstance(self.grpo, Mapping) else {}
+        if (
+            "grpo" in self.trainers
+            and "sft" not in self.trainers
+            and not grpo_section.get("model_name")
+        ):
+            raise ConfigError(
+                "'grpo' without 'sft' needs grpo.model_name",
+                hint="add 'sft' before 'grpo' or set grpo: {model_name: …}",
+            )
+        for trainer in TRAINERS:
+            section = getattr(self, trainer)
+            if trainer in self.trainers:
+                setattr(self, trainer, self._section(trainer, section))
+            elif section not in (None, {}) and isinstance(section, Mapping):
+                raise ConfigError(
+                    f"section '{trainer}:' is given but '{trainer}' is not in 'trainers'",
+                    hint=f"add '{trainer}' to trainers or remove the section",
+                )
+
+    def _section(self, trainer: str, section: Any) -> Any:
+        """The trainer's own config, built (and so validated) now from a dict section."""
+        cls = CONFIG_CLASSES[trainer]()
+        if isinstance(section, cls):
+            return section
+        if section is not None and not isinstance(section, Mapping):
+            raise ConfigError(
+                f"section '{trainer}:' must be a mapping of {cls.__name__} keys",
+                hint=f"got {type(section).__name__}",
+            )
+        values = dict(section or {})
+        if "output_dir" in values:
+            raise ConfigError(
+                f"'{trainer}.output_dir' is set by the pipeline (<run_dir>/{trainer}); remove it"
+            )
+        if trainer != "grpo":  # GRPO starts from the SFT model of the same repository
+            values.setdefault("model_name", "tiny")
+        values.setdefault("seed", self.seed)
+        values["output_dir"] = str(self.resolved_run_dir / trainer)
+        return config_from_dict(cls, values, source=f"pipeline config, section '{trainer}:'")
 
     @property
     def resolved_run_dir(self) -> Path:

@@ -1,24 +1,32 @@
-"""Render a run directory's report: ``report.md`` with PNG plots and a summary table.
+"""Render a run directory's report: ``report.md`` with PNG plots, a summary table and the
+forgetting analysis (heatmap of the per-repository matrix, average performance, backward
+transfer, forgetting per repository).
 
-``render_report(run_dir)`` reads only ``metrics.jsonl`` and ``manifest.json``, so it can be
-re-run at any time (``leantrain report RUN_DIR``) and works on a partial (killed) run.
+``render_report(run_dir)`` reads only the run directory (``manifest.json``, ``metrics.jsonl``
+and the trainers' ``<trainer>/logs/*.jsonl``), so it can be re-run at any time
+(``leantrain report RUN_DIR``) and works on a partial (killed) run.
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from leantrain.core.atomic import atomic_write_text
 from leantrain.core.events import read_events
+from leantrain.core.forgetting import forgetting_report
+from leantrain.core.lifelong import LOGS_SUBDIR
+from leantrain.core.manifest import RunManifest
 
-# The metrics shown per trainer in the summary table and the per-repo plots, in order.
+# The metrics shown per trainer in the summary table and the per-repo plots, in order: the
+# model after each repository on the merged test split of the repositories so far.
 KEY_METRICS: dict[str, list[str]] = {
-    "sft": ["eval_loss", "top1_accuracy", "top4_accuracy"],
-    "grpo": ["mean_reward", "top1_accuracy"],
-    "retrieval": ["R@1", "R@10", "MRR", "bm25_R@10"],
-    "progress": ["mse", "mae", "within_1"],
+    "sft": ["test_eval_loss", "test_top1_accuracy", "test_top4_accuracy"],
+    "grpo": ["reward", "test_eval_loss", "test_top1_accuracy"],
+    "retrieval": ["test_R@1", "test_R@10", "test_MRR", "test_bm25_R@10"],
+    "progress": ["test_mse", "test_mae", "test_within_1"],
 }
 
 
@@ -28,61 +36,66 @@ def _fmt(v: Any) -> str:
     return "—" if v is None else str(v)
 
 
-def _flatten(metrics: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in metrics.items():
-        if isinstance(v, dict):
-            out.update(_flatten(v, f"{prefix}{k}/"))
-        elif isinstance(v, (int, float)) and not isinstance(v, bool):
-            out[prefix + k] = v
-    return out
-
-
-def _pick(flat: dict[str, Any], name: str) -> Any:
-    """A metric by exact name, else by suffix (``random/R@10`` for ``R@10``; ``eval_mae`` for ``mae``)."""
-    if name in flat:
-        return flat[name]
-    for k, v in flat.items():
-        if k.endswith("/" + name) or k.endswith("_" + name):
-            return v
-    return None
-
-
-def collect(run_dir: str | Path) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, list[tuple[str, list[dict[str, Any]]]]], list[str]]:
-    """(metrics[trainer][repo], histories[trainer] = [(repo, points)], repos in order)."""
-    metrics: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
-    histories: dict[str, list[tuple[str, list[dict[str, Any]]]]] = defaultdict(list)
-    repos: list[str] = []
-    for ev in read_events(run_dir):
-        repo = ev.get("repo")
-        if repo and repo not in repos:
-            repos.append(repo)
-        if ev.get("kind") == "metrics":
-            metrics[ev["trainer"]][repo] = _flatten(ev.get("metrics", {}))
-        elif ev.get("kind") == "history":
-            histories[ev["trainer"]].append((repo, ev.get("points", [])))
-    return metrics, histories, repos
-
-
 def _short(repo: str) -> str:
     return repo.split("@")[0].rstrip("/").rsplit("/", 1)[-1]
 
 
-def _plot_history(trainer: str, runs: list[tuple[str, list[dict[str, Any]]]], path: Path) -> bool:
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def collect(run_dir: str | Path) -> tuple[dict[str, dict[str, dict[str, Any]]], list[str]]:
+    """``(metrics[trainer][repo], repos in order)`` from the run's ``step`` events."""
+    metrics: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    repos: list[str] = []
+    for ev in read_events(run_dir):
+        if ev.get("kind") != "step":
+            continue
+        repo = ev["repo"]
+        if repo not in repos:
+            repos.append(repo)
+        metrics[ev["trainer"]][repo] = {
+            k: v for k, v in ev.get("metrics", {}).items() if _number(v)
+        }
+    return metrics, repos
+
+
+def histories(run_dir: str | Path, trainer: str) -> list[tuple[str, list[dict[str, Any]]]]:
+    """``[(step name, log rows)]`` of a trainer, from ``<trainer>/logs/NNN-<slug>.jsonl``."""
+    out = []
+    for path in sorted((Path(run_dir) / trainer / LOGS_SUBDIR).glob("*.jsonl")):
+        rows = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a torn last line of a killed run
+            if isinstance(row, dict):
+                rows.append(row)
+        out.append((path.stem, rows))
+    return out
+
+
+def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def _plot_history(trainer: str, runs: list[tuple[str, list[dict[str, Any]]]], path: Path) -> bool:
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 3.5))
     offset = 0
     plotted = False
-    for repo, points in runs:
-        pts = [(p["step"], p["loss"]) for p in points if p.get("loss") is not None and p.get("step") is not None]
+    for name, rows in runs:
+        pts = [(r["step"], r["loss"]) for r in rows if _number(r.get("loss")) and "step" in r]
         if not pts:
             continue
         xs = [offset + s for s, _ in pts]
-        ax.plot(xs, [v for _, v in pts], marker=".", label=_short(repo))
+        ax.plot(xs, [v for _, v in pts], marker=".", label=name.split("-", 1)[-1])
         ax.axvline(offset, color="grey", lw=0.5, ls=":")
         offset = xs[-1]
         plotted = True
@@ -97,23 +110,22 @@ def _plot_history(trainer: str, runs: list[tuple[str, list[dict[str, Any]]]], pa
     return plotted
 
 
-def _plot_per_repo(trainer: str, per_repo: dict[str, dict[str, Any]], repos: list[str], path: Path) -> bool:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def _plot_per_repo(
+    trainer: str, per_repo: dict[str, dict[str, Any]], repos: list[str], path: Path
+) -> bool:
+    plt = _pyplot()
     names = [r for r in repos if r in per_repo]
     fig, ax = plt.subplots(figsize=(7, 3.5))
     plotted = False
     for metric in KEY_METRICS.get(trainer, []):
-        ys = [_pick(per_repo[r], metric) for r in names]
+        ys = [per_repo[r].get(metric) for r in names]
         if all(y is None for y in ys):
             continue
-        ax.plot([_short(r) for r in names], [float("nan") if y is None else y for y in ys], marker="o", label=metric)
+        ys = [float("nan") if y is None else y for y in ys]
+        ax.plot([_short(r) for r in names], ys, marker="o", label=metric)
         plotted = True
     if plotted:
-        ax.set_title(f"{trainer}: metrics after each repository")
+        ax.set_title(f"{trainer}: merged test split after each repository")
         ax.set_xlabel("repository (curriculum order)")
         ax.legend(fontsize=7)
         fig.tight_layout()
@@ -122,18 +134,93 @@ def _plot_per_repo(trainer: str, per_repo: dict[str, dict[str, Any]], repos: lis
     return plotted
 
 
+def _plot_heatmap(trainer: str, info: dict[str, Any], path: Path) -> bool:
+    """The matrix a[k][j] (rows: after step k; columns: repository j's own test split)."""
+    a, repos = info["matrix"], [_short(r) for r in info["repos"]]
+    if not a or all(v is None for row in a for v in row):
+        return False
+    plt = _pyplot()
+    n = len(a)
+    grid = [[float("nan") if v is None else v for v in row] for row in a]
+    fig, ax = plt.subplots(figsize=(1.2 * n + 2.5, 1.0 * n + 1.5))
+    image = ax.imshow(grid, cmap="viridis" if info["higher_is_better"] else "viridis_r")
+    for k in range(n):
+        for j in range(n):
+            if a[k][j] is not None:
+                ax.text(j, k, f"{a[k][j]:.3g}", ha="center", va="center", color="w", fontsize=8)
+    ax.set_xticks(range(n), repos, rotation=30, ha="right", fontsize=8)
+    ax.set_yticks(range(n), [f"after {r}" for r in repos], fontsize=8)
+    ax.set_xlabel("evaluated on (own test split)")
+    better = "higher" if info["higher_is_better"] else "lower"
+    ax.set_title(f"{trainer}: {info['key']} ({better} is better)", fontsize=9)
+    fig.colorbar(image, ax=ax, shrink=0.8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def _plot_curves(trainer: str, info: dict[str, Any], path: Path) -> bool:
+    """One line per repository j: its score after each step k >= j."""
+    a, repos = info["matrix"], info["repos"]
+    if len(a) < 2:
+        return False
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for j, repo in enumerate(repos):
+        pts = [(k, a[k][j]) for k in range(j, len(a)) if a[k][j] is not None]
+        if pts:
+            ax.plot([k for k, _ in pts], [v for _, v in pts], marker="o", label=_short(repo))
+    ax.set_xticks(range(len(a)), [_short(r) for r in repos], fontsize=8)
+    ax.set_xlabel("after training on")
+    ax.set_ylabel(str(info["key"]))
+    ax.set_title(f"{trainer}: each repository's {info['key']} as training goes on")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
 def summary_rows(run_dir: str | Path) -> list[dict[str, str]]:
     """One row per (repository, trainer) with the key metrics, formatted."""
-    metrics, _, repos = collect(run_dir)
+    metrics, repos = collect(run_dir)
     rows = []
     for repo in repos:
-        for trainer in KEY_METRICS:
-            flat = metrics.get(trainer, {}).get(repo)
+        for trainer, flat in ((t, metrics[t].get(repo)) for t in metrics):
             if flat is None:
                 continue
-            shown = {m: _fmt(_pick(flat, m)) for m in KEY_METRICS[trainer] if _pick(flat, m) is not None}
-            rows.append({"repo": _short(repo), "trainer": trainer, "metrics": ", ".join(f"{k} {v}" for k, v in shown.items())})
+            keys = [m for m in KEY_METRICS.get(trainer, []) if m in flat] or list(flat)[:4]
+            shown = ", ".join(f"{k} {_fmt(flat[k])}" for k in keys)
+            rows.append({"repo": _short(repo), "trainer": trainer, "metrics": shown})
     return rows
+
+
+def run_forgetting(run_dir: str | Path) -> dict[str, dict[str, Any]]:
+    """The forgetting analysis of a run (see :func:`leantrain.core.forgetting.forgetting_report`)."""
+    if not (Path(run_dir) / "manifest.json").is_file():
+        return {}
+    return forgetting_report(RunManifest.load(run_dir).data.get("evals", []))
+
+
+def forgetting_lines(report: dict[str, dict[str, Any]]) -> list[str]:
+    """Markdown table rows: trainer, metric, ACC, BWT, mean forgetting, per repository."""
+    lines = [
+        "| trainer | metric | average (ACC) | backward transfer (BWT) | mean forgetting | "
+        "forgetting per repository |",
+        "|---|---|---|---|---|---|",
+    ]
+    for trainer, info in report.items():
+        per = ", ".join(
+            f"{_short(r)} {_fmt(f)}"
+            for r, f in zip(info["repos"], info["forgetting"], strict=False)
+        )
+        direction = "↑" if info["higher_is_better"] else "↓"
+        lines.append(
+            f"| {trainer} | {info['key']} {direction} | {_fmt(info['average'])} | "
+            f"{_fmt(info['bwt'])} | {_fmt(info['mean_forgetting'])} | {per or '—'} |"
+        )
+    return lines
 
 
 def render_report(run_dir: str | Path) -> Path:
@@ -141,14 +228,44 @@ def render_report(run_dir: str | Path) -> Path:
     run_dir = Path(run_dir)
     plots = run_dir / "plots"
     plots.mkdir(parents=True, exist_ok=True)
-    metrics, histories, repos = collect(run_dir)
-    lines = [f"# leantrain run: {run_dir.name}", "", f"Repositories, in curriculum order: {', '.join(_short(r) for r in repos) or 'none yet'}.", ""]
-    lines += ["## Summary", "", "| repository | trainer | metrics |", "|---|---|---|"]
+    metrics, repos = collect(run_dir)
+    forgetting = run_forgetting(run_dir)
+    lines = [
+        f"# leantrain run: {run_dir.name}",
+        "",
+        f"Repositories, in curriculum order: {', '.join(_short(r) for r in repos) or 'none yet'}.",
+        "",
+        "## Summary",
+        "",
+        "After each repository, each model on the merged test split of the repositories so far.",
+        "",
+        "| repository | trainer | metrics |",
+        "|---|---|---|",
+    ]
     lines += [f"| {r['repo']} | {r['trainer']} | {r['metrics']} |" for r in summary_rows(run_dir)]
-    lines += ["", "## Plots", ""]
-    for trainer in KEY_METRICS:
-        if trainer in histories and _plot_history(trainer, histories[trainer], plots / f"{trainer}_loss.png"):
+    if forgetting:
+        lines += [
+            "",
+            "## Stability and plasticity (forgetting)",
+            "",
+            "After each repository, each model on every earlier repository's own test split. "
+            "ACC: mean over all repositories after the last one; BWT: mean change on earlier "
+            "repositories since they were learned (< 0: forgotten); forgetting: best earlier "
+            "score minus the last (> 0: forgotten), signed so that the metric's direction "
+            "does not matter.",
+            "",
+            *forgetting_lines(forgetting),
+            "",
+        ]
+        for trainer, info in forgetting.items():
+            if _plot_heatmap(trainer, info, plots / f"{trainer}_forgetting.png"):
+                lines += [f"![{trainer} forgetting matrix](plots/{trainer}_forgetting.png)", ""]
+            if _plot_curves(trainer, info, plots / f"{trainer}_per_repo.png"):
+                lines += [f"![{trainer} per repository](plots/{trainer}_per_repo.png)", ""]
+    lines += ["", "## Training", ""]
+    for trainer in metrics:
+        if _plot_history(trainer, histories(run_dir, trainer), plots / f"{trainer}_loss.png"):
             lines += [f"![{trainer} loss](plots/{trainer}_loss.png)", ""]
-        if trainer in metrics and _plot_per_repo(trainer, metrics[trainer], repos, plots / f"{trainer}_metrics.png"):
+        if _plot_per_repo(trainer, metrics[trainer], repos, plots / f"{trainer}_metrics.png"):
             lines += [f"![{trainer} metrics](plots/{trainer}_metrics.png)", ""]
     return atomic_write_text(run_dir / "report.md", "\n".join(lines) + "\n")

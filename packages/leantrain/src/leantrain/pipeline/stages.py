@@ -49,7 +49,9 @@ def _loss_recorder() -> Any:
         def __init__(self) -> None:
             self.points: list[dict[str, Any]] = []
 
-        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
+        def on_log(
+            self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any
+        ) -> None:
             if logs and ("loss" in logs or "reward" in logs):
                 point = {"step": state.global_step, "loss": logs.get("loss")}
                 if "reward" in logs:
@@ -62,7 +64,9 @@ def _loss_recorder() -> Any:
 def _with_defaults(ctx: StageContext, output: str, **defaults: Any) -> dict[str, Any]:
     cfg = {**defaults, **ctx.trainer_config}
     if "output_dir" in ctx.trainer_config:
-        raise ConfigError(f"'output_dir' is set by the pipeline for {output} (it is <run_dir>/{output}); remove it")
+        raise ConfigError(
+            f"'output_dir' is set by the pipeline for {output} (it is <run_dir>/{output}); remove it"
+        )
     cfg["output_dir"] = str(ctx.run_dir / output)
     return cfg
 
@@ -122,10 +126,14 @@ def run_retrieval(ctx: StageContext) -> StageResult:
     from leantrain.retrieval import RetrievalConfig, RetrievalTrainer
 
     cfg = _with_defaults(ctx, "retrieval", model_name="tiny", seed=ctx.seed)
-    trainer = RetrievalTrainer(config_from_dict(RetrievalConfig, cfg, source="pipeline retrieval config"))
+    trainer = RetrievalTrainer(
+        config_from_dict(RetrievalConfig, cfg, source="pipeline retrieval config")
+    )
     result = trainer.train(ctx.repos, str(ctx.database), ctx.data_path)
     ckpts = result.get("checkpoints") or []
-    return StageResult(_repo_metrics(result, ctx.repo), [], ckpts[-1] if ckpts else result.get("model_dir"))
+    return StageResult(
+        _repo_metrics(result, ctx.repo), [], ckpts[-1] if ckpts else result.get("model_dir")
+    )
 
 
 def run_progress(ctx: StageContext) -> StageResult:
@@ -133,7 +141,9 @@ def run_progress(ctx: StageContext) -> StageResult:
     from leantrain.progress import ProgressConfig, ProgressTrainer
 
     cfg = _with_defaults(ctx, "progress", model_name="tiny", seed=ctx.seed)
-    trainer = ProgressTrainer(config=config_from_dict(ProgressConfig, cfg, source="pipeline progress config"))
+    trainer = ProgressTrainer(
+        config=config_from_dict(ProgressConfig, cfg, source="pipeline progress config")
+    )
     result = trainer.train(ctx.repos, str(ctx.database), ctx.data_path)
     ckpts = result.get("checkpoints") or []
     return StageResult(_repo_metrics(result, ctx.repo), [], ckpts[-1] if ckpts else None)
