@@ -2,7 +2,7 @@
 
     uv run python tools/bench/export.py [--sizes 10000 100000] [--work DIR]
 
-For each size it generates synthetic LeanDojo-v2 repositories (leantrain.core.synthetic),
+For each size it generates synthetic LeanDojo-v2 repositories (leantrain_tools.synthetic),
 then, each in a fresh child process (so peak RSS is per phase), imports them into a new
 database and exports the merged data. It prints theorems/s and peak RSS per phase, the ratio
 of each phase's time to a reference measured in the same run (plain ``json.load`` +
@@ -75,7 +75,7 @@ def main() -> None:
     if args.child:
         _child(args.child, args.work)
         return
-    from leantrain.core.synthetic import generate_synthetic
+    from leantrain_tools.synthetic import generate_synthetic
 
     root = args.work or Path(tempfile.mkdtemp(prefix="leantrain-bench-export-"))
     results: dict[int, dict[str, dict]] = {}

@@ -7,8 +7,9 @@ import json
 import statistics
 
 import pytest
-from leantrain.core import generate_synthetic, load_corpus, load_theorems, synthetic_theorems
+from leantrain.core import load_corpus, load_theorems
 from leantrain.core.schemas import Theorem
+from leantrain_tools.synthetic import generate_synthetic, synthetic_theorems
 
 SPLITS = ("train", "val", "test")
 

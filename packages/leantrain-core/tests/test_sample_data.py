@@ -140,24 +140,3 @@ def test_novel_premises_split_is_novel(repo):
     for s in ("val", "test"):
         for t in load_theorems(repo / "novel_premises" / f"{s}.json"):
             assert used([t]) - train, f"{t.full_name} in {s} uses no novel premise"
-
-
-def test_generator_script_reproduces_the_shipped_files(tmp_path, monkeypatch):
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    tools = Path(__file__).resolve().parents[1] / "tools_sample"
-    monkeypatch.syspath_prepend(str(tools))
-    spec = importlib.util.spec_from_file_location("make_sample", tools / "make_sample.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    monkeypatch.setattr(mod, "OUT", tmp_path)
-    mod.main()
-    shipped = sorted(
-        p.relative_to(sample_data_dir()) for p in sample_data_dir().rglob("*") if p.is_file()
-    )
-    assert shipped == sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
-    for rel in shipped:
-        assert (tmp_path / rel).read_bytes() == (sample_data_dir() / rel).read_bytes(), rel
-    sys.modules.pop("sample_source", None)

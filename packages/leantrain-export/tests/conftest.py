@@ -28,7 +28,7 @@ def benchmark_head() -> Path:
 
 @pytest.fixture(scope="session")
 def synthetic_repos(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    """Three small synthetic LeanDojo-v2 repositories (leantrain.core.synthetic)."""
-    from leantrain.core.synthetic import generate_synthetic
+    """Three small synthetic LeanDojo-v2 repositories (leantrain_tools.synthetic)."""
+    from leantrain_tools.synthetic import generate_synthetic
 
     return generate_synthetic(tmp_path_factory.mktemp("synth"), 450, n_repos=3, seed=1)

@@ -1,11 +1,11 @@
 """Write the sample data of leantrain-core from the hand-written Lean in ``sample_source.py``.
 
-    uv run python packages/leantrain-core/tools_sample/make_sample.py
+    uv run python -m leantrain_tools.make_sample
 
 derives everything LeanDojo would trace from the Lean text — positions, ``<a>…</a>``
 annotations with provenances, the corpus with its import DAG, the ``random`` and
 ``novel_premises`` splits — and writes one LeanDojo-v2 export directory per repository under
-``src/leantrain/core/sample_data/``. The output is deterministic; re-running it rewrites the
+``packages/leantrain-core/src/leantrain/core/sample_data/``. The output is deterministic; re-running it rewrites the
 same bytes.
 """
 
@@ -16,13 +16,12 @@ import json
 import random
 import re
 import shutil
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from sample_source import LEAN, REPOS
+from leantrain_tools.sample_source import INIT_FILES, LEAN, REPOS
+from leantrain_tools.workspace import REPO_ROOT
 
-OUT = Path(__file__).parents[1] / "src" / "leantrain" / "core" / "sample_data"
+OUT = REPO_ROOT / "packages" / "leantrain-core" / "src" / "leantrain" / "core" / "sample_data"
 URL = "https://github.com/leantrain-samples/{}"
 CREATION_TIME = "2025-06-02 10:15:00.000000"
 LEANDOJO_VERSION = "4.20.0"
@@ -81,8 +80,6 @@ def render_file(
 
 
 def build_repo(name: str, own_files: list, deps: list) -> dict:
-    from sample_source import INIT_FILES
-
     files = [(p, list(i), ns, op, d, False) for p, i, ns, op, d in INIT_FILES]
     for prefix, dep_files in deps:
         for p, imps, ns, op, d in dep_files:
@@ -243,12 +240,14 @@ def _dump(path: Path, obj) -> None:
     path.write_text(json.dumps(obj, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def main() -> None:
-    if OUT.exists():
-        shutil.rmtree(OUT)
+def main(out: Path | None = None) -> None:
+    """Write the sample repositories under ``out`` (default: core's ``sample_data``)."""
+    out = OUT if out is None else out
+    if out.exists():
+        shutil.rmtree(out)
     for name, own_files, deps in REPOS:
         repo = build_repo(name, own_files, deps)
-        d = OUT / name
+        d = out / name
         for strategy, splits in (
             ("random", split_random(repo["theorems"], name)),
             ("novel_premises", split_novel_premises(repo["theorems"])),

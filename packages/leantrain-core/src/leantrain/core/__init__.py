@@ -50,7 +50,6 @@ from leantrain.core.schemas import (
     load_progress_rows,
     load_theorems,
 )
-from leantrain.core.synthetic import generate_synthetic, synthetic_theorems
 
 try:
     __version__ = _version("leantrain-core")
@@ -86,7 +85,6 @@ __all__ = [
     "config_to_dict",
     "contains_sorry",
     "first_line",
-    "generate_synthetic",
     "import_object",
     "load_corpus",
     "load_progress_rows",
@@ -100,5 +98,4 @@ __all__ = [
     "sample_data_dir",
     "sample_repo_dirs",
     "strip_marks",
-    "synthetic_theorems",
 ]
