@@ -22,7 +22,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def _metric_events(run_dir: Path) -> Counter:
-    return Counter((e["repo"], e["trainer"]) for e in read_events(run_dir) if e["kind"] == "metrics")
+    return Counter((e["repo"], e["trainer"]) for e in read_events(run_dir) if e["kind"] == "step")
 
 
 def test_pipeline_trains_every_trainer_per_repo_and_reports(tmp_path):
@@ -34,31 +34,51 @@ def test_pipeline_trains_every_trainer_per_repo_and_reports(tmp_path):
     assert set(counts.values()) == {1}
     assert {t for _, t in counts} == {"sft", "grpo", "retrieval", "progress"}
     assert {r for r, _ in counts} == set(result["repos"])
-    # metrics are real numbers from each trainer
+    # metrics are real numbers from each trainer, on the merged test split
     per_repo = result["results"][result["repos"][-1]]
-    assert 0.0 <= per_repo["retrieval"]["metrics"]["val_R@10"] <= 1.0 or any(
-        k.endswith("R@10") for k in per_repo["retrieval"]["metrics"]
+    assert 0.0 <= per_repo["retrieval"]["metrics"]["test_R@10"] <= 1.0
+    assert per_repo["progress"]["metrics"]["test_mae"] >= 0.0
+    assert per_repo["sft"]["metrics"]["test_eval_loss"] > 0.0
+    # one manifest, one checkpoint layout: <run_dir>/<trainer>/NNN-<slug>/
+    manifest = RunManifest.load(run_dir)
+    assert manifest.data["status"] == "completed"
+    assert manifest.completed_repos == result["repos"]
+    for name in ("sft", "grpo", "retrieval", "progress"):
+        assert sorted(p.name[:4] for p in (run_dir / name).glob("0*")) == ["000-", "001-"]
+        assert not list((run_dir / name).rglob("manifest.json"))
+    # the GRPO step started from that repository's SFT model (SFT -> GRPO chaining)
+    steps = manifest.data["steps"]
+    assert steps["grpo/1"]["init_from"] == str(run_dir / steps["sft/1"]["checkpoint"])
+    assert steps["sft/1"]["init_from"] == str(run_dir / steps["sft/0"]["checkpoint"])
+    # forgetting: after step k each trainer is scored on every repository j <= k
+    evals = manifest.data["evals"]
+    assert sorted((e["trainer"], e["step"], e["repo_index"]) for e in evals) == sorted(
+        (t, k, j)
+        for t in ("sft", "grpo", "retrieval", "progress")
+        for k in (0, 1)
+        for j in range(k + 1)
     )
-    assert any("mse" in k for k in per_repo["progress"]["metrics"])
-    # the GRPO stage started from that repository's SFT model (SFT -> GRPO chaining)
-    grpo_manifest = RunManifest.load(run_dir / "grpo" / "001")
-    assert grpo_manifest.data["config"]["model_name"] == per_repo["sft"]["checkpoint"]
+    assert set(manifest.data["metrics"]["forgetting"]) == {"sft", "grpo", "retrieval", "progress"}
     # the report and its plots
     report = Path(result["report"]).read_text()
     assert "| repository | trainer | metrics |" in report
+    assert "backward transfer (BWT)" in report
     plots = sorted((run_dir / "plots").glob("*.png"))
     assert any(p.name == "sft_loss.png" for p in plots)
+    assert {"sft_forgetting.png", "retrieval_forgetting.png", "progress_forgetting.png"} <= {
+        p.name for p in plots
+    }
     for p in plots:
         assert p.read_bytes()[:8] == PNG
         assert f"plots/{p.name}" in report
     # every step's export used the novel-premises rate pinned over all the repositories
     pinned = json.loads((run_dir / "data" / "lifelong.json").read_text())
     assert pinned["repos"] == result["repos"]
-    for meta in (run_dir / "data").glob("*/metadata.json"):
-        assert json.loads(meta.read_text())["leantrain"]["novel_premise_rate"] == pinned["novel_premise_rate"]
-    manifest = RunManifest.load(run_dir)
-    assert manifest.data["status"] == "finished"
-    assert manifest.completed_repos == result["repos"]
+    for meta in (run_dir / "data").glob("0*/metadata.json"):
+        assert (
+            json.loads(meta.read_text())["leantrain"]["novel_premise_rate"]
+            == pinned["novel_premise_rate"]
+        )
     # a second run does nothing new
     again = Pipeline(cfg).run()
     assert _metric_events(run_dir) == counts
@@ -78,7 +98,12 @@ def test_killed_pipeline_resumes_where_it_stopped(tmp_path):
         "from leantrain.pipeline import Pipeline\n"
         f"Pipeline(json.load(open({str(cfg_path)!r}))).run()\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", script], env=quiet_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        env=quiet_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 300
     try:
         while time.time() < deadline and proc.poll() is None:
@@ -106,4 +131,24 @@ def test_bad_pipeline_configs_are_clear(tmp_path):
     cfg = tiny_pipeline_config(tmp_path / "run")
     cfg["repos"] = ["no-such-repo"]
     with pytest.raises(ConfigError, match=r"'no-such-repo'.*not imported"):
+        Pipeline(cfg).run()
+
+
+def test_a_bad_key_in_a_trainer_section_fails_before_any_work(tmp_path):
+    cfg = tiny_pipeline_config(tmp_path / "run")
+    cfg["progress"]["lr_typo"] = 1
+    with pytest.raises(ConfigError, match=r"section 'progress:'.*unknown key 'lr_typo'"):
+        Pipeline(cfg)
+    assert not (tmp_path / "run").exists()
+    cfg = tiny_pipeline_config(tmp_path / "run", trainers=["progress"])
+    cfg["sft"] = {"max_steps": 1}
+    with pytest.raises(ConfigError, match="'sft' is not in 'trainers'"):
+        Pipeline(cfg)
+
+
+def test_a_rerun_with_another_config_is_refused(tmp_path):
+    cfg = tiny_pipeline_config(tmp_path / "run", trainers=["progress"], repos=1)
+    Pipeline(cfg).run()
+    cfg["progress"]["learning_rate"] = 0.01
+    with pytest.raises(ConfigError, match=r"progress\.learning_rate"):
         Pipeline(cfg).run()

@@ -456,6 +456,7 @@ class LifelongEngine:
                 "repo": repo,
                 "index": index,
                 "checkpoint": str(ckpt.relative_to(self.run_dir)),
+                "init_from": None if step.init_from is None else str(step.init_from),
                 "metrics": metrics,
                 "seconds": seconds,
                 "status": "trained",
