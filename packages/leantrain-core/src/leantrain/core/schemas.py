@@ -9,7 +9,7 @@ names the file, the record index and the field, and says what was expected.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -103,7 +103,7 @@ class ProgressRow(_Record):
 M = TypeVar("M", bound=BaseModel)
 
 
-def _describe(error: dict[str, Any]) -> tuple[str, str]:
+def _describe(error: Mapping[str, Any]) -> tuple[str, str]:
     loc = error.get("loc", ())
     field = ""
     for part in loc:

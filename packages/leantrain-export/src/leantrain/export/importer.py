@@ -67,10 +67,9 @@ class Importer:
 
     # -- repositories ---------------------------------------------------------------------------
     def _repository(self, key: tuple[str, str], info: RepoInfo | None = None) -> int:
-        if key in self.repo_ids and info is None:
-            return self.repo_ids[key]
-        if key in self.repo_ids:  # metadata for a repo already started: update its row
-            self._update_repo(self.repo_ids[key], info)
+        if key in self.repo_ids:
+            if info is not None:  # metadata for a repo already started: update its row
+                self._update_repo(self.repo_ids[key], info)
             return self.repo_ids[key]
         info = info or RepoInfo(url=key[0], commit=key[1])
         self.flush()

@@ -337,7 +337,7 @@ def read_dynamic_database(path: Path) -> Iterator[SourceItem]:
                     path, "required field is missing", index=i, field=f"repositories[{i}].{key}"
                 )
         info = _repo_info(r, path)
-        key = (info.url, info.commit)
+        repo_key = (info.url, info.commit)
         yield SourceItem("repo", info)
         for status_key in _DYN_STATUSES:
             for j, t in enumerate(r.get(status_key) or []):
@@ -347,18 +347,18 @@ def read_dynamic_database(path: Path) -> Iterator[SourceItem]:
                     t.setdefault("commit", info.commit)
                     t.pop("difficulty_rating", None)  # derived; recomputed by the curriculum
                 yield SourceItem(
-                    "theorem", t, repo=key, status=_STATUS[status_key], path=path, index=j
+                    "theorem", t, repo=repo_key, status=_STATUS[status_key], path=path, index=j
                 )
         for j, pf in enumerate(r.get("premise_files") or []):
             yield SourceItem(
                 "premise_file",
                 _fix_positions(dict(pf)) if isinstance(pf, dict) else pf,
-                repo=key,
+                repo=repo_key,
                 path=path,
                 index=j,
             )
         for f in r.get("files_traced") or []:
-            yield SourceItem("traced_file", str(f), repo=key, path=path)
+            yield SourceItem("traced_file", str(f), repo=repo_key, path=path)
 
 
 _STATUS = {
