@@ -10,13 +10,30 @@ from it_support import leantrain_cmd, quiet_env
 
 
 def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([*leantrain_cmd(), *args], capture_output=True, text=True, env=quiet_env(), cwd=cwd, timeout=600)
+    return subprocess.run(
+        [*leantrain_cmd(), *args],
+        capture_output=True,
+        text=True,
+        env=quiet_env(),
+        cwd=cwd,
+        timeout=600,
+    )
 
 
 def test_help_lists_every_installed_command():
     out = run("--help")
     assert out.returncode == 0
-    for name in ("demo", "pipeline", "report", "export", "sft", "grpo", "llm", "retrieval", "progress"):
+    for name in (
+        "demo",
+        "pipeline",
+        "report",
+        "export",
+        "sft",
+        "grpo",
+        "llm",
+        "retrieval",
+        "progress",
+    ):
         assert f"\n  {name} " in out.stdout, name
     assert "warning" not in out.stderr
 
@@ -34,10 +51,41 @@ def test_version_lists_packages():
         (["pipeline", "--config", "missing.yaml"], 2, "config file not found"),
         (["report", "."], 2, "no metrics.jsonl"),
         (["export", "import", "does/not/exist", "--db", "x.db"], 1, "does/not/exist"),
-        (["sft", "--model", "tiny", "--data", "does/not/exist", "--output-dir", "o", "--max-steps", "1"], 1, "does/not/exist"),
+        (
+            [
+                "sft",
+                "--model",
+                "tiny",
+                "--data",
+                "does/not/exist",
+                "--output-dir",
+                "o",
+                "--max-steps",
+                "1",
+            ],
+            1,
+            "does/not/exist",
+        ),
         (["sft", "--modle", "tiny"], 2, "did you mean '--model"),
-        (["progress", "make-data", "--data", "does/not/exist", "--out", "rows.jsonl"], 1, "does/not/exist"),
-        (["retrieval", "train", "--model", "tiny", "--data", "does/not/exist", "--output-dir", "r"], 1, "does/not/exist"),
+        (
+            ["progress", "make-data", "--data", "does/not/exist", "--out", "rows.jsonl"],
+            1,
+            "does/not/exist",
+        ),
+        (
+            [
+                "retrieval",
+                "train",
+                "--model",
+                "tiny",
+                "--data",
+                "does/not/exist",
+                "--output-dir",
+                "r",
+            ],
+            1,
+            "does/not/exist",
+        ),
     ],
 )
 def test_bad_input_gives_one_clear_line_and_nonzero_exit(tmp_path, args, code, needle):

@@ -20,7 +20,12 @@ ROOT = Path(__file__).resolve().parents[2]
 # dist -> (module, sibling dists it needs, modules that must NOT be installed, commands listed)
 PACKAGES = {
     "leantrain-core": ("leantrain.core", [], ["torch", "transformers", "trl", "lightning"], []),
-    "leantrain-export": ("leantrain.export", ["leantrain-core"], ["torch", "transformers"], ["export"]),
+    "leantrain-export": (
+        "leantrain.export",
+        ["leantrain-core"],
+        ["torch", "transformers"],
+        ["export"],
+    ),
     "leantrain-tactics": ("leantrain.tactics", ["leantrain-core"], ["torch", "trl", "peft"], []),
     "leantrain-progress": (
         "leantrain.progress",
@@ -28,7 +33,12 @@ PACKAGES = {
         ["trl", "peft", "lightning", "pytorch_lightning"],
         ["export", "progress"],
     ),
-    "leantrain-retrieval": ("leantrain.retrieval", ["leantrain-core", "leantrain-export"], ["trl", "peft"], ["export", "retrieval"]),
+    "leantrain-retrieval": (
+        "leantrain.retrieval",
+        ["leantrain-core", "leantrain-export"],
+        ["trl", "peft"],
+        ["export", "retrieval"],
+    ),
     "leantrain-llm": (
         "leantrain.llm",
         ["leantrain-core", "leantrain-export", "leantrain-tactics"],
@@ -48,7 +58,10 @@ def wheels(tmp_path_factory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("wheels")
     subprocess.run(
         [uv, "build", "--all-packages", "--wheel", "--no-sources", "-o", str(out), "-q"],
-        cwd=ROOT, check=True, capture_output=True, text=True,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     found = {}
     for whl in out.glob("*.whl"):
@@ -65,7 +78,9 @@ def _venv(tmp_path: Path, wheels: dict[str, Path], dist: str) -> Path:
     files = [str(wheels[d]) for d in [dist, *siblings]]
     proc = subprocess.run(
         [uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), *files],
-        capture_output=True, text=True, env={**os.environ, "VIRTUAL_ENV": str(venv)},
+        capture_output=True,
+        text=True,
+        env={**os.environ, "VIRTUAL_ENV": str(venv)},
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return venv
@@ -96,8 +111,14 @@ def test_package_installs_alone(dist, wheels, tmp_path):
     )
     proc = subprocess.run([str(py), "-c", check], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    help_proc = subprocess.run([str(venv / "bin" / "leantrain"), "--help"], capture_output=True, text=True)
+    help_proc = subprocess.run(
+        [str(venv / "bin" / "leantrain"), "--help"], capture_output=True, text=True
+    )
     assert help_proc.returncode == 0, help_proc.stderr
     assert "warning" not in help_proc.stderr, help_proc.stderr
-    listed = [line.split()[0] for line in help_proc.stdout.split("commands:")[1].splitlines() if line.startswith("  ") and not line.startswith("  (")]
+    listed = [
+        line.split()[0]
+        for line in help_proc.stdout.split("commands:")[1].splitlines()
+        if line.startswith("  ") and not line.startswith("  (")
+    ]
     assert sorted(listed) == sorted(commands)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from it_support import quiet_env, tiny_pipeline_config
 from leantrain.core.errors import ConfigError
+from leantrain.core.events import read_events
 from leantrain.core.manifest import RunManifest
 from leantrain.pipeline import Pipeline, render_report
-from leantrain.core.events import read_events
 
 pytestmark = [pytest.mark.slow]
 

@@ -76,4 +76,6 @@ def test_lifelong_ddp_exports_once_and_trains_every_repo(tmp_path):
     for repo in order:
         assert manifest["metrics"]["per_repo"][repo]["world_size"] == 2
     # one merged export per step, written by rank 0 only
-    assert len([p for p in (out / "data").iterdir() if p.is_dir() and not p.name.startswith(".")]) == len(order)
+    assert len(
+        [p for p in (out / "data").iterdir() if p.is_dir() and not p.name.startswith(".")]
+    ) == len(order)
