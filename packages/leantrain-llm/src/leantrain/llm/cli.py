@@ -12,17 +12,21 @@ from collections.abc import Sequence
 
 from leantrain.core.cli import Command
 
-ALIASES = {
-    "model": "model_name",
-    "lr": "learning_rate",
-    "batch_size": "per_device_train_batch_size",
-    "reward": "reward_funcs",
-    "epochs": "epochs_per_repo",
-}
-
 
 def _print(result: dict) -> None:
     print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+
+
+def _show_logs() -> None:
+    """Training log lines of the ``leantrain.llm`` logger on stderr (stdout stays JSON)."""
+    import logging
+
+    ours = logging.getLogger("leantrain.llm")
+    if not ours.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        ours.addHandler(handler)
+        ours.setLevel(logging.INFO)
 
 
 def _sft(argv: Sequence[str]) -> int:
@@ -33,10 +37,10 @@ def _sft(argv: Sequence[str]) -> int:
     cfg = parse_cli(
         SFTConfig,
         argv,
-        aliases=ALIASES,
         prog="leantrain sft",
         description="Supervised fine-tuning of a tactic generator.",
     )
+    _show_logs()
     _print(train_with_config(cfg))
     return 0
 
@@ -49,10 +53,10 @@ def _grpo(argv: Sequence[str]) -> int:
     cfg = parse_cli(
         GRPOConfig,
         argv,
-        aliases=ALIASES,
         prog="leantrain grpo",
         description="GRPO refinement of a tactic generator.",
     )
+    _show_logs()
     _print(train_with_config(cfg))
     return 0
 
@@ -74,12 +78,7 @@ def _llm(argv: Sequence[str]) -> int:
     from leantrain.llm.eval_config import EvalConfig
     from leantrain.llm.runner import evaluate_with_config
 
-    cfg = parse_cli(
-        EvalConfig,
-        argv[1:],
-        aliases={"model": "model_name", "k": "eval_k"},
-        prog="leantrain llm eval",
-    )
+    cfg = parse_cli(EvalConfig, argv[1:], prog="leantrain llm eval")
     _print(evaluate_with_config(cfg))
     return 0
 

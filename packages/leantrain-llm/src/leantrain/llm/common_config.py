@@ -44,15 +44,14 @@ class LeanTrainArguments:
             "help": "Where lifelong mode writes the merged exports (default: OUTPUT_DIR/data)."
         },
     )
-    epochs_per_repo: float = field(
+    num_train_epochs: float = field(
         default=1.0,
-        metadata={
-            "help": "Epochs over the merged data after each repo (num_train_epochs of each stage)."
-        },
+        metadata={"help": "Epochs over the merged data of each repo (alias: epochs_per_repo)."},
     )
     train_split: str = field(default="train", metadata={"help": "Split trained on."})
     eval_split: str = field(
-        default="val", metadata={"help": "Split evaluated after each repo ('' to skip)."}
+        default="val",
+        metadata={"help": "Split evaluated after each repo, on every repo so far ('' to skip)."},
     )
     split_strategy: str = field(
         default="random",
@@ -63,7 +62,7 @@ class LeanTrainArguments:
         metadata={"help": "System message of every prompt (default: leantrain.tactics' prompt)."},
     )
     max_train_samples: int | None = field(
-        default=None, metadata={"help": "Use at most this many training examples per stage."}
+        default=None, metadata={"help": "Use at most this many training examples per step."}
     )
     use_lora: bool = field(
         default=False, metadata={"help": "Train a LoRA adapter instead of the full model."}
@@ -94,8 +93,8 @@ class LeanTrainArguments:
             self.bf16 = bf16_supported()
 
     def _check_common(self) -> None:
-        if self.epochs_per_repo <= 0:
-            raise ConfigError(f"epochs_per_repo must be positive, got {self.epochs_per_repo}")
+        if self.num_train_epochs <= 0:
+            raise ConfigError(f"num_train_epochs must be positive, got {self.num_train_epochs}")
         if self.eval_k < 1:
             raise ConfigError(f"eval_k must be at least 1, got {self.eval_k}")
         if self.split_strategy not in ("random", "novel_premises"):

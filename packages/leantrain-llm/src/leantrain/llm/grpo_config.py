@@ -18,7 +18,7 @@ class GRPOConfig(LeanTrainArguments, trl.GRPOConfig):
 
     output_dir: str | None = field(
         default="runs/grpo",
-        metadata={"help": "Run directory (checkpoints, manifest, final model)."},
+        metadata={"help": "Run directory (manifest, one model per repo, logs)."},
     )
     reward_funcs: list[str] = field(
         default_factory=lambda: ["format", "reference_match"],
@@ -58,9 +58,6 @@ class GRPOConfig(LeanTrainArguments, trl.GRPOConfig):
     save_total_limit: int | None = field(
         default=2, metadata={"help": "Keep at most N checkpoints per repo."}
     )
-    report_to: str | list[str] = field(
-        default="none", metadata={"help": "Loggers: 'none', 'tensorboard', 'wandb' …"}
-    )
 
     def __post_init__(self) -> None:
         self._check_common()
@@ -72,7 +69,6 @@ class GRPOConfig(LeanTrainArguments, trl.GRPOConfig):
         self._apply_algorithm()
         self._check_batch()
         self._resolve_precision()
-        self.num_train_epochs = self.epochs_per_repo
         try:
             super().__post_init__()
         except ValueError as e:

@@ -10,9 +10,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from leantrain.core.errors import DataError
 from leantrain.llm.grpo_config import GRPOConfig
-from leantrain.llm.lifelong import LifelongTrainer
+from leantrain.llm.trainer_base import LLMTrainer
 
 
 def advantage_override_trainer_class() -> type:
@@ -59,7 +58,7 @@ def advantage_override_trainer_class() -> type:
     return AdvantageOverrideGRPOTrainer
 
 
-class GRPOTrainer(LifelongTrainer):
+class GRPOTrainer(LLMTrainer):
     """Lifelong GRPO on TRL's ``GRPOTrainer``.
 
     ::
@@ -73,7 +72,7 @@ class GRPOTrainer(LifelongTrainer):
     advantage computation. ``model_name`` may be an SFT run dir (adapter or full weights).
     """
 
-    kind: ClassVar[str] = "grpo"
+    name: ClassVar[str] = "grpo"
     config_class: ClassVar[type] = GRPOConfig
 
     def __init__(
@@ -126,52 +125,44 @@ class GRPOTrainer(LifelongTrainer):
 
         return get_advantage_fn(self.config.advantage_fn)
 
-    def _train_stage(
-        self, data: Any, stage_dir: Path, resume: str | None, callback: Any
-    ) -> dict[str, Any]:
+    def _dataset(self, data: Any) -> Any:
         from leantrain.llm.training_data import load_rl_dataset
 
-        dataset = load_rl_dataset(
+        return load_rl_dataset(
             data, self.config.train_split, self.config, max_samples=self.config.max_train_samples
         )
-        if len(dataset) == 0:
-            raise DataError(
-                str(data), "no training examples", hint="check the split and the filters"
-            )
-        model = self.model
-        args = self._stage_args(stage_dir)
-        self._prepare_reference(model, args, stage_dir)
+
+    def _trl_trainer(self, dataset: Any, args: Any, callbacks: list[Any]) -> Any:
+        self._prepare_reference(self.model, args, Path(args.output_dir))
         cls = advantage_override_trainer_class()
         cls.advantage_fn = staticmethod(self._advantage_fn()) if self.config.advantage_fn else None
-        trainer = cls(
-            model=model,
+        return cls(
+            model=self.model,
             reward_funcs=self._reward_funcs,
             args=args,
             train_dataset=dataset,
             processing_class=self.tokenizer,
-            callbacks=[callback, *self.callbacks],
+            callbacks=callbacks,
         )
-        self.last_trl_trainer = trainer
-        output = trainer.train(resume_from_checkpoint=resume)
-        rewards = [e["reward"] for e in trainer.state.log_history if "reward" in e]
+
+    def _extra_metrics(self, history: list[dict[str, Any]]) -> dict[str, Any]:
+        rewards = [e["reward"] for e in history if "reward" in e]
         return {
-            "train_loss": output.training_loss,
             "first_reward": rewards[0] if rewards else None,
             "last_reward": rewards[-1] if rewards else None,
             "mean_reward": sum(rewards) / len(rewards) if rewards else None,
-            "global_step": trainer.state.global_step,
-            "num_examples": len(dataset),
         }
 
-    def _prepare_reference(self, model: Any, args: Any, stage_dir: Path) -> None:
+    def _prepare_reference(self, model: Any, args: Any, work_dir: Path) -> None:
         """With a KL term (beta > 0) and no adapter to disable, TRL reloads the reference model
         from ``config._name_or_path``: point it at a saved copy of the policy at stage start
-        (also makes it work for 'tiny', which is not on the hub)."""
+        (also makes it work for 'tiny', which is not on the hub). The copy lives in the step's
+        work dir, which the engine deletes once the step is saved."""
         from peft import PeftModel
 
         if args.beta == 0.0 or isinstance(model, PeftModel):
             return
-        ref_dir = stage_dir / "reference_model"
+        ref_dir = work_dir / "reference_model"
         if not (ref_dir / "config.json").is_file():
             model.save_pretrained(ref_dir)
         model.config._name_or_path = str(ref_dir)

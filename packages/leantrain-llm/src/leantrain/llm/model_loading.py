@@ -10,16 +10,6 @@ from typing import Any
 from leantrain.core.errors import CheckpointError, ConfigError
 from leantrain.llm.tiny_model import TINY_MODEL_NAME, build_tiny_model
 
-FINAL_MODEL_DIR = "model"
-"""Where a run directory keeps its final model (``from_pretrained(run_dir)`` finds it)."""
-
-
-def default_device() -> str:
-    """``cuda`` when a GPU is visible, else ``cpu``."""
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
 
 def bf16_supported() -> bool:
     """True when a CUDA GPU with native bfloat16 (Ampere or newer) is visible."""
@@ -36,25 +26,27 @@ def default_dtype() -> Any:
 
 
 def resolve_model_path(name: str | Path) -> Path | None:
-    """The directory holding the model for ``name``: itself, or a run dir's final model/latest
-    checkpoint. ``None`` if ``name`` is not a local directory (a hub id)."""
+    """The directory holding the model for ``name``: itself, or the newest model of a run dir
+    (``runs/sft``; with several trainers, GRPO's before SFT's) or of a trainer dir in one
+    (``runs/sft/sft``). ``None`` if ``name`` is not a local directory (a hub id)."""
+    from leantrain.core.lifelong import final_checkpoint
+
     path = Path(name)
     if not path.is_dir():
         return None
     if (path / "config.json").is_file() or (path / "adapter_config.json").is_file():
         return path
-    if (path / FINAL_MODEL_DIR).is_dir():
-        return resolve_model_path(path / FINAL_MODEL_DIR)
-    if (path / "manifest.json").is_file():
-        from leantrain.core.manifest import RunManifest
-
-        manifest = RunManifest.load(path)
-        entry = manifest.latest_checkpoint(kind="repo")
-        if entry is not None:
-            return manifest.verify_checkpoint(entry)
+    found = (
+        final_checkpoint(path)
+        or final_checkpoint(path, "grpo")
+        or final_checkpoint(path, "sft")
+        or final_checkpoint(path.parent, path.name)
+    )
+    if found is not None:
+        return found
     raise CheckpointError(
-        f"{path}: no model here (no config.json, adapter_config.json, {FINAL_MODEL_DIR}/ or finished checkpoint)",
-        hint="pass a model directory, a finished leantrain run directory, 'tiny' or a hub id",
+        f"{path}: no model here (no config.json, adapter_config.json or finished run step)",
+        hint="pass a model directory, a leantrain run directory with a finished step, 'tiny' or a hub id",
     )
 
 

@@ -71,5 +71,5 @@ def evaluate_with_config(config: Any) -> dict[str, Any]:
         max_eval_samples=config.max_eval_samples,
         system_prompt=config.system_prompt,
     )
-    metrics = trainer.evaluate(config.split)
+    metrics = trainer.evaluate(config.data, config.split)
     return {"model": config.model_name, "split": config.split, **metrics}

@@ -14,12 +14,12 @@ class SFTConfig(LeanTrainArguments, trl.SFTConfig):
     LoRA and evaluation fields of :class:`~leantrain.llm.common_config.LeanTrainArguments`.
 
     Defaults differ from TRL's where TRL's fail or waste time on small CPU runs: ``bf16`` only on
-    a GPU that supports it, no gradient checkpointing, logs every 5 steps, no hub / reporting,
+    a GPU that supports it, no gradient checkpointing, logs every 5 steps, no hub,
     and length-grouped batches.
     """
 
     output_dir: str | None = field(
-        default="runs/sft", metadata={"help": "Run directory (checkpoints, manifest, final model)."}
+        default="runs/sft", metadata={"help": "Run directory (manifest, one model per repo, logs)."}
     )
     gradient_checkpointing: bool = field(
         default=False,
@@ -35,9 +35,6 @@ class SFTConfig(LeanTrainArguments, trl.SFTConfig):
     max_length: int | None = field(
         default=1024, metadata={"help": "Truncate tokenized examples to this length."}
     )
-    report_to: str | list[str] = field(
-        default="none", metadata={"help": "Loggers: 'none', 'tensorboard', 'wandb' …"}
-    )
     # Batches of similar length waste little on padding: 1.5-1.6x the tokens/s of random
     # batches on CPU (BENCHMARKS.md), where padding_free/packing is slower without a varlen
     # attention kernel. With flash attention on a GPU, padding_free=True is the faster choice.
@@ -52,5 +49,4 @@ class SFTConfig(LeanTrainArguments, trl.SFTConfig):
     def __post_init__(self) -> None:
         self._check_common()
         self._resolve_precision()
-        self.num_train_epochs = self.epochs_per_repo
         super().__post_init__()

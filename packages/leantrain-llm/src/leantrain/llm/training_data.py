@@ -20,16 +20,6 @@ def dataset_config(cfg: Any, max_samples: int | None = None) -> Any:
     )
 
 
-def has_split(path: str | Path, split: str, cfg: Any) -> bool:
-    """Whether ``path`` (an export dir) has the split file ``split``."""
-    path = Path(path)
-    if path.is_file():
-        return True
-    return (path / cfg.split_strategy / f"{split}.json").is_file() or (
-        path / f"{split}.json"
-    ).is_file()
-
-
 def _check_exists(path: str | Path) -> Path:
     path = Path(path)
     if not path.exists():

@@ -1,0 +1,309 @@
+"""What :class:`SFTTrainer` and :class:`GRPOTrainer` share: config handling, model loading, one
+lifelong step on a TRL trainer, evaluation, saving and suggestion. The loop over repositories
+is :class:`leantrain.core.lifelong.LifelongEngine`'s; a trainer only trains one step of it.
+
+A step trains in ``step.work_dir`` (the TRL trainer's ``output_dir``), so a killed step resumes
+from its last ``checkpoint-*`` (optimizer, scheduler, RNG and step restored by the HF Trainer),
+and appends every HF log dict as one JSON line to ``step.log_file``.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from leantrain.core.atomic import atomic_write_json
+from leantrain.core.config import config_from_dict, config_to_dict, resolve_aliases
+from leantrain.core.errors import ConfigError, DataError
+from leantrain.core.lifelong import LifelongEngine, Step, step_name
+from leantrain.llm.lora import check_target_modules, resolve_lora_config
+from leantrain.llm.model_loading import load_model_and_tokenizer
+from transformers import TrainerCallback
+from transformers.trainer_callback import PrinterCallback, ProgressCallback
+from transformers.trainer_utils import get_last_checkpoint
+
+log = logging.getLogger("leantrain.llm")
+
+
+class JsonlLogCallback(TrainerCallback):
+    """Appends each HF log dict as ``{"step": N, ...}`` to a JSON-lines file and logs it to the
+    ``leantrain.llm`` logger (stdout stays free for the CLI's JSON)."""
+
+    def __init__(self, path: Path | None, label: str = "") -> None:
+        self.path, self.label = path, label
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kw: Any) -> None:
+        if not logs or not state.is_world_process_zero:
+            return
+        line = {"step": state.global_step, **logs}
+        log.info(
+            "%s step %d: %s",
+            self.label,
+            state.global_step,
+            " ".join(
+                f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in logs.items()
+            ),
+        )
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(line, default=str) + "\n")
+
+
+class _ProgressBarOnly(ProgressCallback):
+    """HF's progress bar (stderr) without its ``tqdm.write`` of every log dict to stdout."""
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kw: Any) -> None:
+        pass
+
+
+def _logged_mean(history: list[dict[str, Any]], key: str) -> float | None:
+    """Step-weighted mean of the logged values of ``key`` (each covers the steps since the last)."""
+    total, steps, previous = 0.0, 0, 0
+    for entry in history:
+        if key in entry:
+            weight = entry["step"] - previous
+            total, steps, previous = total + entry[key] * weight, steps + weight, entry["step"]
+    return total / steps if steps else None
+
+
+class LLMTrainer:
+    """Base of the trainers; implements :class:`leantrain.core.lifelong.LifelongTrainer`.
+    Subclasses set ``name`` and ``config_class`` and implement :meth:`_dataset` and
+    :meth:`_trl_trainer`."""
+
+    name: ClassVar[str] = "llm"
+    config_class: ClassVar[type] = object
+    score_key: ClassVar[str] = "eval_loss"
+    higher_is_better: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        model_name: str | None = None,
+        output_dir: str | Path | None = None,
+        epochs_per_repo: float | None = None,
+        batch_size: int | None = None,
+        lr: float | None = None,
+        lora_config: Any = None,
+        *,
+        config: Any = None,
+        callbacks: Sequence[Any] | None = None,
+        **overrides: Any,
+    ) -> None:
+        seeds = {
+            "model_name": model_name,
+            "output_dir": None if output_dir is None else str(output_dir),
+            "epochs_per_repo": epochs_per_repo,
+            "batch_size": batch_size,
+            "lr": lr,
+        }
+        values = {k: v for k, v in seeds.items() if v is not None}
+        values = resolve_aliases(self.config_class, {**values, **overrides}, source=self.name)
+        self.config = self._build_config(config, values)
+        self.lora = (
+            resolve_lora_config(lora_config)
+            if lora_config is not None
+            else self.config.lora_config()
+        )
+        self.callbacks = list(callbacks or [])
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._trained: tuple[Path, str] | None = None  # (trainer dir, step name) of the model
+
+    # -- configuration ------------------------------------------------------------------------
+    def _build_config(self, config: Any, values: dict[str, Any]) -> Any:
+        cls = self.config_class
+        if config is None or isinstance(config, Mapping):
+            given = resolve_aliases(cls, dict(config or {}), source=cls.__name__)
+            return config_from_dict(cls, {**given, **values}, source=cls.__name__)
+        if not isinstance(config, cls):
+            raise ConfigError(
+                f"config must be a {cls.__name__} or a dict, got {type(config).__name__}"
+            )
+        config = copy.copy(config)
+        names = {f.name for f in dataclasses.fields(cls)}
+        for key, value in values.items():
+            if key not in names:
+                raise ConfigError(f"unknown {cls.__name__} key '{key}'")
+            setattr(config, key, value)
+        self._after_overrides(config, values)
+        return config
+
+    def _after_overrides(self, config: Any, values: dict[str, Any]) -> None:
+        """Hook: re-derive dependent settings after overrides of a ready config."""
+
+    @property
+    def output_dir(self) -> Path:
+        return Path(self.config.output_dir)
+
+    # -- model --------------------------------------------------------------------------------
+    def _load(self, source: str | Path) -> None:
+        model, tokenizer = load_model_and_tokenizer(source)
+        if self.lora is not None:
+            from peft import PeftModel, get_peft_model
+
+            if not isinstance(model, PeftModel):
+                check_target_modules(model, self.lora)
+                model = get_peft_model(model, self.lora)
+        self._model, self._tokenizer = model, tokenizer
+        self._trained = None
+
+    @property
+    def model(self) -> Any:
+        """The policy model (loaded on first use)."""
+        if self._model is None:
+            self._load(self.config.model_name)
+        return self._model
+
+    @property
+    def tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            self._load(self.config.model_name)
+        return self._tokenizer
+
+    def save(self, path: Path) -> None:
+        """Save the model (only the adapter for LoRA), tokenizer and ``leantrain_model.json``."""
+        path = Path(path)
+        self.model.save_pretrained(path, safe_serialization=True)
+        self.tokenizer.save_pretrained(path)
+        atomic_write_json(
+            path / "leantrain_model.json",
+            {"trainer": self.name, "base_model": self.config.model_name},
+        )
+
+    def load(self, path: Path) -> None:
+        """Make the model saved at ``path`` the current one."""
+        self._load(path)
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path, **kwargs: Any) -> LLMTrainer:
+        """A trainer whose model is loaded from ``path`` (model dir, adapter dir or run dir)."""
+        trainer = cls(model_name=str(path), **kwargs)
+        trainer._load(path)
+        return trainer
+
+    # -- training -----------------------------------------------------------------------------
+    def train(
+        self, repos: Any = None, database: Any = None, data_path: str | Path | None = None
+    ) -> dict[str, Any]:
+        """Train; returns ``{output_dir, per_repo, final, checkpoints, model_dir, evals}``.
+
+        * ``train(dataset_or_path)`` — one step on a ``datasets.Dataset``, an export dir or a
+          split file (default: ``config.data``);
+        * ``train(repos, database, data_path)`` — lifelong: for each repo (default: the
+          database's curriculum) export the merged data of the repos so far, train on it,
+          save ``<output_dir>/<name>/NNN-<repo>/``. A rerun in the same output dir skips the
+          finished repos and resumes the interrupted one from its last step checkpoint.
+        """
+        database = database if database is not None else self.config.database
+        if database is None:
+            data = repos if repos is not None else self.config.data
+            if isinstance(data, (list, tuple)):
+                raise ConfigError(
+                    "a list of repos needs a database", hint="pass database=… (--database lt.db)"
+                )
+            source: dict[str, Any] = {"data": data}
+        else:
+            repos = list(repos) if repos is not None else self.config.repos
+            source = {"database": database, "repos": repos}
+        split = self.config.eval_split
+        engine = LifelongEngine(
+            self.output_dir,
+            [self],
+            **source,
+            data_path=data_path or self.config.data_path,
+            evaluate=bool(split),
+            eval_split=split or "test",
+            configs={self.name: config_to_dict(self.config)},
+        )
+        return engine.run()[self.name]
+
+    def train_step(self, step: Step) -> dict[str, Any]:
+        """Train one step on ``step.data`` from ``step.init_from`` (or the configured model);
+        continues from the last ``checkpoint-*`` in ``step.work_dir`` if a run was killed."""
+        if step.init_from is None:
+            self.model  # noqa: B018 - the configured model, or the one trained so far
+        elif (step.init_from.parent, step.init_from.name) != self._trained:
+            self._load(step.init_from)
+        dataset = self._dataset(step.data)
+        if len(dataset) == 0:
+            raise DataError(
+                str(step.data), "no training examples", hint="check the split and the filters"
+            )
+        args = copy.copy(self.config)
+        args.output_dir = str(step.work_dir)
+        label = f"{self.name} {step_name(step.index, step.repo)}"
+        callbacks = [JsonlLogCallback(step.log_file, label), *self.callbacks, *step.callbacks]
+        trainer = self._trl_trainer(dataset, args, callbacks)
+        trainer.remove_callback(PrinterCallback)
+        if trainer.pop_callback(ProgressCallback) is not None:
+            trainer.add_callback(_ProgressBarOnly)
+        resume = get_last_checkpoint(str(step.work_dir)) if step.work_dir.is_dir() else None
+        output = trainer.train(resume_from_checkpoint=resume)
+        self._model = getattr(trainer.model, "module", trainer.model)
+        self._trained = (step.work_dir.parent.parent, step_name(step.index, step.repo))
+        history = trainer.state.log_history
+        losses = [e["loss"] for e in history if "loss" in e]
+        return {
+            # after a resume HF averages only the steps of this call: use the logged losses
+            "train_loss": output.training_loss if resume is None else _logged_mean(history, "loss"),
+            "first_loss": losses[0] if losses else None,
+            "last_loss": losses[-1] if losses else None,
+            "global_step": trainer.state.global_step,
+            "num_examples": len(dataset),
+            **self._extra_metrics(history),
+        }
+
+    def _dataset(self, data: Any) -> Any:
+        raise NotImplementedError
+
+    def _trl_trainer(self, dataset: Any, args: Any, callbacks: list[Any]) -> Any:
+        raise NotImplementedError
+
+    def _extra_metrics(self, history: list[dict[str, Any]]) -> dict[str, Any]:
+        return {}
+
+    # -- evaluation ---------------------------------------------------------------------------
+    def evaluate(self, data: Any = None, split: str = "test") -> dict[str, float]:
+        """``eval_loss``, ``top1_accuracy``, ``top{k}_accuracy`` on ``split`` of ``data`` (an
+        export dir; default: ``config.data``)."""
+        from leantrain.llm.evaluation import evaluate_pairs
+        from leantrain.llm.training_data import load_rl_dataset, references
+
+        data = data if data is not None else self.config.data
+        if data is None:
+            raise ConfigError("nothing to evaluate on", hint="pass data=… (--data DIR)")
+        dataset = load_rl_dataset(
+            data, split, self.config, max_samples=self.config.max_eval_samples
+        )
+        return evaluate_pairs(
+            self.model,
+            self.tokenizer,
+            references(dataset),
+            k=self.config.eval_k,
+            max_new_tokens=self.config.eval_max_new_tokens,
+        )
+
+    def suggest_tactics(self, state: str, k: int = 4) -> list[str]:
+        """Up to ``k`` distinct tactics for a proof state, best first, prompted as in training."""
+        from leantrain.llm.evaluation import generate_tactics
+        from leantrain.tactics import DEFAULT_SYSTEM_PROMPT, build_messages
+
+        prompt = (
+            self.config.system_prompt
+            if self.config.system_prompt is not None
+            else DEFAULT_SYSTEM_PROMPT
+        )
+        messages = build_messages(state, prompt)
+        return generate_tactics(
+            self.model,
+            self.tokenizer,
+            [messages],
+            k=k,
+            max_new_tokens=self.config.eval_max_new_tokens,
+        )[0][:k]
