@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,9 @@ torch.set_num_threads(1)  # the CI machine is small and shared
 SHARED_DATA = (Path(__file__).resolve().parents[3] / ".." / "shared" / "data").resolve()
 
 
-def tiny_config(tmp: Path, **overrides) -> RetrievalConfig:
+def tiny_config(tmp: Path, max_steps: int = 6, **overrides) -> RetrievalConfig:
     """A config that trains the tiny encoder in seconds on CPU."""
+    trainer = {"max_steps": max_steps, "accelerator": "cpu", "devices": 1, "log_every_n_steps": 1}
     base = dict(
         model_name="tiny",
         output_dir=str(tmp / "run"),
@@ -26,15 +28,12 @@ def tiny_config(tmp: Path, **overrides) -> RetrievalConfig:
         premise_max_len=64,
         batch_size=8,
         eval_batch_size=64,
-        max_steps=6,
         learning_rate=1e-3,
         warmup_steps=0,
-        accelerator="cpu",
-        devices="1",
-        log_every_n_steps=1,
         seed=0,
     )
     base.update(overrides)
+    base["trainer"] = {**trainer, **base.get("trainer", {})}
     return RetrievalConfig(**base)
 
 
@@ -61,6 +60,27 @@ def two_repos(tmp_path_factory) -> list[Path]:
             base / "b", num_premises=24, num_theorems=48, namespace="Beta", seed=2
         ),
     ]
+
+
+class ExportDirs:
+    """A stand-in database: repository ``URL@COMMIT`` → a prepared export directory, which
+    ``export_merged_data`` copies (the merged export is the newest repository's own here)."""
+
+    def __init__(self, dirs: dict[str, Path]) -> None:
+        self.dirs = dirs
+        self.repos = list(dirs)
+
+    def export_merged_data(self, repos: list[str], out: Path) -> None:
+        shutil.copytree(self.dirs[repos[-1]], out)
+
+
+REPO_A, REPO_B = (f"https://example.com/{n}@{'0' * 40}" for n in ("alpha", "beta"))
+
+
+@pytest.fixture
+def repo_db(two_repos):
+    a, b = two_repos
+    return ExportDirs({REPO_A: a, REPO_B: b})
 
 
 @pytest.fixture(scope="session")

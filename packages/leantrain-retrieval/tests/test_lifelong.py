@@ -22,7 +22,9 @@ def test_lifelong_over_the_sample_database_and_resume(tmp_path, make_config):
     for repo in order:
         m.verify_checkpoint(m.latest_checkpoint(repo=repo))
     # each step's data dir is the merged export of the repos so far
-    assert len([p for p in (tmp_path / "data").iterdir() if p.is_dir()]) == len(order)  # one export per repo
+    assert len([p for p in (tmp_path / "data").iterdir() if p.is_dir()]) == len(
+        order
+    )  # one export per repo
     # resume: nothing left to do, nothing retrained
     again = RetrievalTrainer(cfg).train(None, str(tmp_path / "lt.db"), tmp_path / "data")
     assert again["per_repo"] == result["per_repo"]

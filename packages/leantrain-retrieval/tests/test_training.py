@@ -1,17 +1,14 @@
 import shutil
-from types import SimpleNamespace
+from pathlib import Path
 
 import pytest
 import torch
-from leantrain.core.errors import DataError
+from leantrain.core.errors import ConfigError, DataError
+from leantrain.core.lifelong import LifelongEngine
 from leantrain.core.manifest import RunManifest
 from leantrain.retrieval import EWC, PremiseRetriever, RetrievalTrainer, evaluate_retriever
 from leantrain.retrieval.synthetic import write_synthetic_export
 from safetensors.torch import load_file
-
-
-def steps(*dirs):
-    return [SimpleNamespace(index=i, repo=f"repo-{d.name}", data_dir=d) for i, d in enumerate(dirs)]
 
 
 def weights(model_or_dir):
@@ -25,6 +22,10 @@ def weights(model_or_dir):
 
 def same(a, b):
     return all(torch.equal(a[k], b[k]) for k in a)
+
+
+def stamp(ckpt):
+    return (ckpt / "encoder" / "model.safetensors").stat().st_mtime_ns
 
 
 @pytest.mark.slow
@@ -46,80 +47,151 @@ def test_training_beats_the_untrained_encoder(tmp_path, make_config):
     assert m.data["status"] == "completed" and len(m.completed_repos) == 1
     entry = m.latest_checkpoint(repo=m.completed_repos[0])
     assert entry["files"] and m.verify_checkpoint(entry).is_dir()
+    assert entry["path"] == "retrieval/000-data"
     assert (
-        m.data["metrics"]["per_repo"][m.completed_repos[0]]["val_R@10"]
-        == result["final_metrics"]["val_R@10"]
+        m.data["metrics"]["per_repo"][m.completed_repos[0]]["retrieval"]["val_R@10"]
+        == result["final"]["val_R@10"]
     )
 
 
-def test_progressive_training_starts_from_the_previous_repo(two_repos, make_config):
-    a, b = two_repos
-    first = RetrievalTrainer(make_config(max_steps=4)).train_progressive(steps(a))
-    w_a = weights(first["checkpoints"][0])
-    torch.manual_seed(0)
+def test_each_repo_starts_from_the_previous_repos_model(repo_db, make_config):
+    # lr 0: a repo trained from the previous model keeps its weights exactly, while a fresh
+    # encoder (seeded per step) would differ
+    cfg = make_config(max_steps=3, learning_rate=0.0)
+    result = RetrievalTrainer(cfg).train(repo_db.repos, repo_db)
+    assert list(result["per_repo"]) == repo_db.repos and len(result["checkpoints"]) == 2
+    w_a = weights(result["checkpoints"][0])
+    torch.manual_seed(cfg.seed + 1)
     assert not same(
         weights(PremiseRetriever.from_name("tiny", tiny_d_model=32, tiny_layers=2)), w_a
     )
-    # a second process (new trainer, same run dir) with lr 0: repo b must keep repo a's weights exactly
-    second = RetrievalTrainer(make_config(max_steps=3, learning_rate=0.0)).train_progressive(
-        steps(a, b)
-    )
-    assert list(second["per_repo"]) == ["repo-a", "repo-b"] and len(second["checkpoints"]) == 1
-    assert same(weights(second["checkpoints"][0]), w_a)
-    assert same(weights(second["model_dir"]), w_a)
-    assert RunManifest.load(make_config().output_dir).completed_repos == ["repo-a", "repo-b"]
+    assert same(weights(result["checkpoints"][1]), w_a) and same(weights(result["model_dir"]), w_a)
+    assert result["model_dir"].endswith("retrieval/001-beta")
+    # the forgetting matrix: step 1 is scored on both repositories
+    assert [(e["step"], e["repo_index"]) for e in result["evals"]] == [(0, 0), (1, 0), (1, 1)]
+    assert all("R@10" in e["metrics"] for e in result["evals"])
 
 
-def test_resume_after_a_failure_skips_finished_repos(tmp_path, two_repos, make_config):
-    a, b = two_repos
+def test_resume_after_a_failure_skips_finished_repos(tmp_path, repo_db, make_config):
+    good = repo_db.dirs[repo_db.repos[1]]
     broken = tmp_path / "broken"
-    shutil.copytree(b, broken)
+    shutil.copytree(good, broken)
     (broken / "random" / "train.json").write_text("[{]")
+    repo_db.dirs[repo_db.repos[1]] = broken
     cfg = make_config(max_steps=3)
     with pytest.raises(DataError, match="malformed JSON"):
-        RetrievalTrainer(cfg).train_progressive(steps(a, broken))
+        RetrievalTrainer(cfg).train(repo_db.repos, repo_db)
     m = RunManifest.load(cfg.output_dir)
-    assert m.completed_repos == ["repo-a"]
-    ckpt = m.verify_checkpoint(m.latest_checkpoint(repo="repo-a"))
-    stamp = (ckpt / "encoder" / "model.safetensors").stat().st_mtime_ns
-    shutil.rmtree(broken)
-    shutil.copytree(b, broken)
-    result = RetrievalTrainer(cfg).train_progressive(steps(a, broken))
-    assert list(result["per_repo"]) == ["repo-a", "repo-broken"]
-    assert (
-        ckpt / "encoder" / "model.safetensors"
-    ).stat().st_mtime_ns == stamp  # repo a not retrained
-    assert RunManifest.load(cfg.output_dir).completed_repos == ["repo-a", "repo-broken"]
+    assert m.completed_repos == repo_db.repos[:1]
+    ckpt = m.verify_checkpoint(m.latest_checkpoint(repo=repo_db.repos[0]))
+    before = stamp(ckpt)
+    shutil.rmtree(m.data["exports"]["1"])  # the export of the broken repository
+    repo_db.dirs[repo_db.repos[1]] = good
+    result = RetrievalTrainer(cfg).train(repo_db.repos, repo_db)
+    assert list(result["per_repo"]) == repo_db.repos
+    assert stamp(ckpt) == before  # repo a not retrained
+    assert RunManifest.load(cfg.output_dir).completed_repos == repo_db.repos
+
+
+def test_a_second_train_on_the_same_run_does_no_work(synthetic_export, make_config, monkeypatch):
+    cfg = make_config(max_steps=2)
+    first = RetrievalTrainer(cfg).train(synthetic_export)
+    before = stamp(Path(first["model_dir"]))
+
+    def boom(self, step):
+        raise AssertionError("trained again")
+
+    monkeypatch.setattr(RetrievalTrainer, "train_step", boom)
+    trainer = RetrievalTrainer(cfg)
+    again = trainer.train(synthetic_export)
+    assert again["per_repo"] == first["per_repo"] and again["evals"] == first["evals"]
+    assert stamp(Path(again["model_dir"])) == before
+    assert trainer.retriever is not None  # the final model, ready to use
+    with pytest.raises(ConfigError, match="different config"):
+        RetrievalTrainer(make_config(max_steps=3)).train(synthetic_export)
+
+
+def test_evaluate_and_save_round_trip(tmp_path, synthetic_export, make_config):
+    trainer = RetrievalTrainer(make_config(max_steps=2, evaluate_after_repo=False))
+    trainer.train(synthetic_export)
+    texts = ["⊢ a + b = b + a", "theorem Syn.foo : True"]
+    trainer.save(tmp_path / "m")
+    again = PremiseRetriever.from_pretrained(tmp_path / "m")
+    assert torch.equal(again.encode_texts(texts), trainer.retriever.encode_texts(texts))
+    other = RetrievalTrainer(make_config())
+    other.load(tmp_path / "m")
+    metrics = trainer.evaluate(synthetic_export)
+    assert other.evaluate(synthetic_export) == metrics
+    for key in ("R@1", "R@10", "MRR", "bm25_R@10", "novel_R@10", "novel_bm25_MRR"):
+        assert 0.0 <= metrics[key] <= 1.0, key
+    assert metrics["count"] > 0 and metrics["novel_count"] > 0
+    assert other.evaluate(synthetic_export, split="val")["count"] > 0
+
+
+def test_per_step_metrics_include_test_scores_and_bm25(synthetic_export, make_config):
+    cfg = make_config(max_steps=2)
+    result = RetrievalTrainer(cfg).train(synthetic_export)
+    m = result["final"]
+    for key in ("val_R@10", "test_R@1", "test_R@10", "test_MRR", "test_bm25_R@10"):
+        assert 0.0 <= m[key] <= 1.0, key
+    assert "test_novel_R@10" in m and "test_novel_bm25_MRR" in m
+    assert m["test_count"] > 0 and m["world_size"] == 1 and m["global_step"] == 2
+    logs = RunManifest.load(cfg.output_dir).run_dir / "retrieval" / "logs"
+    assert (logs / "000-export.jsonl").read_text().count('"train_loss"') >= 1
+    assert (logs / "000-export" / "metrics.csv").is_file()  # CSV: TensorBoard is not installed
+
+
+class Interrupt(Exception):
+    pass
+
+
+def test_a_killed_step_resumes_from_its_work_dir(synthetic_export, make_config):
+    import lightning as L
+
+    class Kill(L.Callback):
+        def on_train_batch_end(self, trainer, *args):
+            if trainer.global_step == 3:
+                raise Interrupt
+
+    cfg = make_config(max_steps=6, trainer={"val_check_interval": 2})
+
+    def engine(callbacks):
+        return LifelongEngine(
+            cfg.output_dir,
+            [RetrievalTrainer(cfg)],
+            data=synthetic_export,
+            evaluate=False,
+            callbacks={"retrieval": callbacks},
+        )
+
+    with pytest.raises(Interrupt):
+        engine([Kill()]).run()
+    work = RunManifest.load(cfg.output_dir).run_dir / "retrieval" / "work" / "000"
+    assert (work / "last.ckpt").is_file() and (work / "best" / "retriever.json").is_file()
+    result = engine([]).run()["retrieval"]
+    assert result["final"]["resumed"] and result["final"]["global_step"] == 6
+    assert not work.exists()
 
 
 @pytest.mark.slow
-def test_ewc_reduces_drift_on_the_earlier_repos_parameters(tmp_path, two_repos, make_config):
-    a, b = two_repos
-    base = make_config(max_steps=10, ewc_lambda=1.0, ewc_batches=4, output_dir=str(tmp_path / "a"))
-    RetrievalTrainer(base).train_progressive(steps(a))
-    ckpt = tmp_path / "a" / "checkpoints" / "000-repo-a"
-    fisher, anchor = (
-        load_file(ckpt / "ewc" / "fisher.safetensors"),
-        load_file(ckpt / "ewc" / "params.safetensors"),
-    )
-    assert set(fisher) == set(anchor) and sum(float(f.sum()) for f in fisher.values()) > 0
-    assert same({k: anchor[k] for k in anchor}, weights(ckpt))  # θ* is the repo's best checkpoint
-    ewc = EWC(fisher, anchor)
-    drift = {}
+def test_ewc_reduces_drift_on_the_earlier_repos_parameters(tmp_path, repo_db, make_config):
+    runs = {}
     for lam in (0.0, 1e5):
-        run = tmp_path / f"lam{lam}"
-        shutil.copytree(tmp_path / "a", run)
-        cfg = make_config(max_steps=20, ewc_lambda=lam, ewc_batches=4, output_dir=str(run))
-        out = RetrievalTrainer(cfg).train_progressive(steps(a, b))
-        model = PremiseRetriever.from_pretrained(out["checkpoints"][-1])
-        drift[lam] = float(ewc.penalty(model.encoder).detach())
+        cfg = make_config(
+            max_steps=20, ewc_lambda=lam, ewc_batches=4, output_dir=str(tmp_path / f"{lam}")
+        )
+        runs[lam] = RetrievalTrainer(cfg).train(repo_db.repos, repo_db)["checkpoints"]
+    ckpt = Path(runs[1e5][0])
+    fisher = load_file(ckpt / "ewc" / "fisher.safetensors")
+    anchor = load_file(ckpt / "ewc" / "params.safetensors")
+    assert set(fisher) == set(anchor) and sum(float(f.sum()) for f in fisher.values()) > 0
+    assert same(anchor, weights(ckpt))  # θ* is the repo's best model
+    assert same(anchor, weights(runs[0.0][0]))  # repo a trains alike with and without EWC
+    assert not (Path(runs[0.0][0]) / "ewc").exists()
+    ewc = EWC(fisher, anchor)
+    drift = {
+        lam: float(ewc.penalty(PremiseRetriever.from_pretrained(c[-1]).encoder))
+        for lam, c in runs.items()
+    }
     print("EWC drift", drift)
     assert drift[1e5] < 0.5 * drift[0.0], drift
-
-
-def test_per_repo_metrics_include_test_scores_and_bm25(two_repos, make_config):
-    result = RetrievalTrainer(make_config(max_steps=2)).train_progressive(steps(two_repos[0]))
-    m = result["per_repo"]["repo-a"]
-    for key in ("val_R@10", "R@1", "R@10", "MRR", "bm25_R@10", "novel_R@10", "novel_bm25_MRR"):
-        assert 0.0 <= m[key] <= 1.0, key
-    assert m["test_count"] > 0 and m["world_size"] == 1 and m["global_step"] == 2

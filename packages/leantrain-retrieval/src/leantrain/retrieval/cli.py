@@ -17,7 +17,8 @@ from leantrain.core.errors import ConfigError
 USAGE = """usage: leantrain retrieval {train,evaluate,index,retrieve} [OPTIONS]
 
   train     train the premise retriever (--model tiny --data EXPORT_DIR --output-dir RUN)
-            or lifelong (--database lt.db [--repos URL@COMMIT ...]); --help lists every option
+            or lifelong (--database lt.db [--repos URL@COMMIT ...]); --help lists every option;
+            Lightning Trainer arguments are flags too (--max-steps 20 --devices 2 --strategy ddp)
   evaluate  R@1, R@10 and MRR on the random and novel_premises test splits, beside BM25
             (--model RUN_OR_MODEL_DIR --data EXPORT_DIR)
   index     encode a corpus into a premise index (--model M --data EXPORT_DIR --output INDEX_DIR)
@@ -76,32 +77,68 @@ def _load_model(path: str, batch_size: int):
     return PremiseRetriever.from_name(str(resolve_model_dir(path)), eval_batch_size=batch_size)
 
 
+def _trainer_flags(argv: list[str]) -> tuple[list[str], dict[str, object]]:
+    """Pull Lightning ``Trainer`` arguments given as flags (``--max-steps 20``) out of ``argv``
+    into a ``trainer:`` section; values are read as YAML scalars (20, 0.5, cpu, '0,1')."""
+    import difflib
+    import inspect
+
+    import lightning as L
+    import yaml
+    from leantrain.core.config import ALIASES, config_fields
+    from leantrain.retrieval.retrieval_config import RetrievalConfig
+
+    fields = {*config_fields(RetrievalConfig), *ALIASES, "config"}
+    names = [n for n in inspect.signature(L.Trainer).parameters if n not in fields]
+    rest: list[str] = []
+    trainer: dict[str, object] = {}
+    i = 0
+    while i < len(argv):
+        flag, eq, value = argv[i].partition("=")
+        key = flag[2:].replace("-", "_") if flag.startswith("--") else ""
+        if key and key not in fields and key not in names:
+            close = difflib.get_close_matches(key, names, n=1, cutoff=0.8)
+            if close:
+                raise ConfigError(
+                    f"unknown option '{flag}'",
+                    hint=f"did you mean '--{close[0].replace('_', '-')}'?",
+                )
+        if key not in names:
+            rest.append(argv[i])
+            i += 1
+            continue
+        if not eq:
+            has_value = i + 1 < len(argv) and not argv[i + 1].startswith("--")
+            value, i = (argv[i + 1], i + 1) if has_value else ("true", i)
+        trainer[key] = yaml.safe_load(value)
+        i += 1
+    return rest, trainer
+
+
 def _train(argv: list[str]) -> int:
+    import dataclasses
+
     from leantrain.core.config import parse_cli
     from leantrain.retrieval.retrieval_config import RetrievalConfig
 
+    argv, trainer_flags = (argv, {}) if "-h" in argv or "--help" in argv else _trainer_flags(argv)
     cfg = parse_cli(
         RetrievalConfig,
         argv,
-        aliases={"model": "model_name", "data": "data_path", "lr": "learning_rate"},
         prog="leantrain retrieval train",
-        description="Train the premise retriever.",
+        description="Train the premise retriever. Lightning Trainer arguments are flags too "
+        "(--max-steps, --max-epochs, --devices, --strategy, --precision …): they fill trainer:.",
     )
+    if trainer_flags:
+        cfg = dataclasses.replace(cfg, trainer={**cfg.trainer, **trainer_flags})
     _quiet()
+    from leantrain.core.lifelong import is_main_process
     from leantrain.retrieval.retrieval_trainer import RetrievalTrainer
 
     result = RetrievalTrainer(cfg).train()
-    if RetrievalTrainer.is_rank_zero():
-        print(
-            json.dumps(
-                {
-                    "output_dir": result["output_dir"],
-                    "model_dir": result["model_dir"],
-                    "final_metrics": result["final_metrics"],
-                },
-                indent=2,
-            )
-        )
+    if is_main_process():
+        keys = ("output_dir", "model_dir", "final")
+        print(json.dumps({k: result[k] for k in keys}, indent=2))
     return 0
 
 

@@ -20,35 +20,60 @@ FISHER_FILE = "fisher.safetensors"
 PARAMS_FILE = "params.safetensors"
 
 
-class EWC:
-    """Diagonal Fisher ``F`` and anchor parameters ``θ*`` of the earlier repositories."""
+def _key(kind: str, name: str) -> str:
+    return f"{kind}__{name.replace('.', '__')}"  # buffer names cannot hold dots
+
+
+class EWC(torch.nn.Module):
+    """Diagonal Fisher ``F`` and anchor parameters ``θ*`` of the earlier repositories.
+
+    Both are (non-persistent) buffers, so they move with the model that holds this module once,
+    instead of being copied to the device at every step.
+    """
 
     def __init__(
         self,
         fisher: dict[str, torch.Tensor] | None = None,
         params: dict[str, torch.Tensor] | None = None,
     ) -> None:
-        self.fisher = fisher or {}
-        self.params = params or {}
+        super().__init__()
+        self.names: list[str] = []
+        self._set(fisher or {}, params or {})
+
+    def _set(self, fisher: dict[str, torch.Tensor], params: dict[str, torch.Tensor]) -> None:
+        for name in self.names:
+            del self._buffers[_key("fisher", name)], self._buffers[_key("params", name)]
+        self.names = sorted(fisher)
+        for name in self.names:
+            self.register_buffer(_key("fisher", name), fisher[name].float(), persistent=False)
+            self.register_buffer(_key("params", name), params[name].float(), persistent=False)
+
+    @property
+    def fisher(self) -> dict[str, torch.Tensor]:
+        return {n: self.get_buffer(_key("fisher", n)) for n in self.names}
+
+    @property
+    def params(self) -> dict[str, torch.Tensor]:
+        return {n: self.get_buffer(_key("params", n)) for n in self.names}
 
     @property
     def active(self) -> bool:
         """Whether a Fisher matrix has been computed (otherwise the penalty is 0)."""
-        return bool(self.fisher)
+        return bool(self.names)
 
     def penalty(self, model: torch.nn.Module) -> torch.Tensor:
         """``Σ F(θ−θ*)²`` over the model's parameters (a 0-d tensor; 0 when inactive)."""
-        total: torch.Tensor | None = None
-        for name, p in model.named_parameters():
-            f = self.fisher.get(name)
-            if f is None:
-                continue
-            f = f.to(p.device)
-            term = (f * (p - self.params[name].to(p.device)) ** 2).sum()
-            total = term if total is None else total + term
-        if total is None:
+        names = set(self.names)
+        terms = [
+            (
+                self.get_buffer(_key("fisher", n)) * (p - self.get_buffer(_key("params", n))) ** 2
+            ).sum()
+            for n, p in model.named_parameters()
+            if n in names
+        ]
+        if not terms:
             return torch.zeros((), device=next(model.parameters()).device)
-        return total
+        return torch.stack(terms).sum()
 
     @staticmethod
     def estimate_fisher(
@@ -85,14 +110,13 @@ class EWC:
         self, model: torch.nn.Module, fisher: dict[str, torch.Tensor], gamma: float = 1.0
     ) -> None:
         """Add a repository's Fisher (older ones decayed by ``gamma``) and anchor at θ now."""
-        merged = {}
-        for name, f in fisher.items():
-            old = self.fisher.get(name)
-            merged[name] = f if old is None else gamma * old + f
-        self.fisher = merged
-        self.params = {
-            n: p.detach().float().cpu().clone() for n, p in model.named_parameters() if n in merged
+        old = self.fisher
+        merged = {
+            n: f.cpu() if n not in old else gamma * old[n].cpu() + f.cpu()
+            for n, f in fisher.items()
         }
+        params = {n: p.detach().float().cpu().clone() for n, p in model.named_parameters()}
+        self._set(merged, {n: params[n] for n in merged})
 
     # -- persistence --------------------------------------------------------------------------
     def save(self, directory: str | Path) -> None:
@@ -102,10 +126,10 @@ class EWC:
 
         directory = Path(directory)
         atomic_write_bytes(
-            directory / FISHER_FILE, save({k: v.contiguous() for k, v in self.fisher.items()})
+            directory / FISHER_FILE, save({k: v.cpu().contiguous() for k, v in self.fisher.items()})
         )
         atomic_write_bytes(
-            directory / PARAMS_FILE, save({k: v.contiguous() for k, v in self.params.items()})
+            directory / PARAMS_FILE, save({k: v.cpu().contiguous() for k, v in self.params.items()})
         )
 
     @classmethod

@@ -52,7 +52,7 @@ class PremiseRetriever(L.LightningModule):
         self.premise_max_len = premise_max_len
         self.eval_batch_size = eval_batch_size
         self.ewc_lambda = ewc_lambda
-        self.ewc = ewc or EWC()
+        self.ewc = ewc if ewc is not None else EWC()
         self._corpus_emb: torch.Tensor | None = None
         self._val_sums: torch.Tensor | None = None
         self.index: Any = None
@@ -70,7 +70,8 @@ class PremiseRetriever(L.LightningModule):
 
     @classmethod
     def from_pretrained(cls, path: str | Path, **overrides: Any) -> PremiseRetriever:
-        """Reload a directory written by :meth:`save_pretrained` (no pickle, no Lightning)."""
+        """Reload a directory written by :meth:`save_pretrained` (no pickle, no Lightning),
+        with its EWC state (``ewc/``) when it has one."""
         encoder, tokenizer, meta = load_encoder(path)
         kwargs = {
             k: meta[k]
@@ -78,10 +79,11 @@ class PremiseRetriever(L.LightningModule):
             if k in meta
         }
         kwargs.update(overrides)
-        return cls(encoder, tokenizer, **kwargs)
+        return cls(encoder, tokenizer, ewc=EWC.load(Path(path) / "ewc"), **kwargs)
 
     def save_pretrained(self, path: str | Path) -> Path:
-        """Write the encoder (HF, safetensors), tokenizer and ``retriever.json`` atomically."""
+        """Write the encoder (HF, safetensors), tokenizer, ``retriever.json`` and, when EWC is
+        active, ``ewc/`` (safetensors), atomically."""
         from leantrain.core.atomic import atomic_directory
 
         path = Path(path)
@@ -99,7 +101,14 @@ class PremiseRetriever(L.LightningModule):
                     "temperature": self.temperature,
                 },
             )
+            if self.ewc.active:
+                self.ewc.save(tmp / "ewc")
         return path
+
+    @property
+    def _ddp_params_and_buffers_to_ignore(self) -> list[str]:
+        """DDP must not broadcast the EWC buffers at every step (each rank loaded them)."""
+        return [f"ewc.{name}" for name, _ in self.ewc.named_buffers()]
 
     # -- encoding -----------------------------------------------------------------------------
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

@@ -3,15 +3,19 @@
 One dataclass, filled from Python, a dict, YAML (``--config``) or CLI flags through
 :mod:`leantrain.core.config`. Each field's help text lives once, in its ``metadata``.
 Defaults follow ReProver (lr 1e-4 with warm-up, batch 8, 3 negatives of which 1 in-file).
+Lightning's own arguments live in one section, ``trainer:`` (LightningCLI's way), passed to
+``lightning.Trainer`` as given; its keys are checked against ``Trainer``'s signature.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from leantrain.core.errors import ConfigError
 
 LOSSES = ("mse", "infonce")
+REPORT_TO = ("auto", "tensorboard", "csv", "none")
 
 
 @dataclass
@@ -73,19 +77,6 @@ class RetrievalConfig:
         default=512, metadata={"help": "max tokens of a proof-state context"}
     )
     premise_max_len: int = field(default=512, metadata={"help": "max tokens of a premise"})
-    max_steps: int = field(
-        default=-1, metadata={"help": "optimizer steps per repo (-1: use max_epochs)"}
-    )
-    max_epochs: int = field(default=2, metadata={"help": "epochs per repo when max_steps is -1"})
-    val_check_interval: int | None = field(
-        default=None, metadata={"help": "validate every N training steps (default: once per epoch)"}
-    )
-    gradient_clip_val: float = field(
-        default=1.0, metadata={"help": "gradient norm clipping (0: off)"}
-    )
-    accumulate_grad_batches: int = field(
-        default=1, metadata={"help": "gradient accumulation steps"}
-    )
     ewc_lambda: float = field(
         default=0.0,
         metadata={"help": "EWC strength λ: loss += λ·Σ F(θ−θ*)² over earlier repos (0: off)"},
@@ -102,20 +93,20 @@ class RetrievalConfig:
             "help": "after each repo, score the best checkpoint and BM25 on the export's test splits (R@1, R@10, MRR)"
         },
     )
-    accelerator: str = field(
-        default="auto", metadata={"help": "Lightning accelerator: auto, cpu, gpu …"}
+    trainer: dict[str, Any] = field(
+        default_factory=dict,
+        metadata={
+            "help": "Lightning Trainer arguments (max_steps, max_epochs, devices, strategy, precision, "
+            "val_check_interval, gradient_clip_val, accumulate_grad_batches, log_every_n_steps …); "
+            "on the command line each is also a flag of its own: --max-steps 20 --devices 2"
+        },
     )
-    devices: str = field(
-        default="auto", metadata={"help": "Lightning devices: auto, 1, 2, '0,1' …"}
-    )
-    strategy: str = field(
+    report_to: str = field(
         default="auto",
-        metadata={"help": "Lightning strategy: auto, ddp, fsdp, deepspeed_stage_2 …"},
-    )
-    num_nodes: int = field(default=1, metadata={"help": "number of nodes (multi-node DDP)"})
-    precision: str = field(
-        default="auto",
-        metadata={"help": "Lightning precision; auto = bf16-mixed on a bf16 GPU, else 32-true"},
+        metadata={
+            "help": "training logs under the run directory: tensorboard, csv, none, or auto "
+            "(TensorBoard when installed, else CSV)"
+        },
     )
     num_workers: int = field(default=0, metadata={"help": "DataLoader worker processes"})
     seed: int = field(
@@ -123,9 +114,6 @@ class RetrievalConfig:
     )
     tiny_d_model: int = field(default=64, metadata={"help": "hidden size of the 'tiny' encoder"})
     tiny_layers: int = field(default=2, metadata={"help": "layers of the 'tiny' encoder"})
-    log_every_n_steps: int = field(
-        default=10, metadata={"help": "how often Lightning logs metrics"}
-    )
 
     def __post_init__(self) -> None:
         if self.loss not in LOSSES:
@@ -146,4 +134,30 @@ class RetrievalConfig:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.num_negatives < 0 or self.ewc_lambda < 0:
             raise ConfigError("num_negatives and ewc_lambda must not be negative")
-        self.devices = str(self.devices)
+        if self.report_to not in REPORT_TO:
+            raise ConfigError(
+                f"unknown report_to '{self.report_to}'",
+                hint=f"choose one of: {', '.join(REPORT_TO)}",
+            )
+        check_trainer_keys(self.trainer)
+
+
+def check_trainer_keys(trainer: dict[str, Any]) -> None:
+    """Every key of ``trainer:`` must be a keyword argument of ``lightning.Trainer``."""
+    if not trainer:
+        return
+    import difflib
+    import inspect
+
+    import lightning as L
+
+    valid = list(inspect.signature(L.Trainer).parameters)
+    for key in trainer:
+        if key not in valid:
+            close = difflib.get_close_matches(key, valid, n=1)
+            raise ConfigError(
+                f"trainer: unknown Lightning Trainer argument '{key}'",
+                hint=f"did you mean '{close[0]}'?"
+                if close
+                else "see lightning.Trainer's arguments",
+            )

@@ -1,55 +1,45 @@
-"""``RetrievalTrainer``: trains a :class:`PremiseRetriever` on one export or lifelong.
+"""``RetrievalTrainer``: trains a :class:`PremiseRetriever`, one step of the lifelong engine.
 
-Lifelong: for each repository (curriculum order) the merged export of the repositories so far
-is trained on, starting from the *previous repository's* best checkpoint (LeanDojo-v2 reloads
-the initial checkpoint for every repository instead). The best checkpoint by validation R@10
-is kept and recorded in the run manifest with its checksums; with ``ewc_lambda > 0`` the
-diagonal Fisher of the repository's data and θ* are stored beside it (safetensors) and
-constrain the next repository. A killed run resumes after the last completed repository.
+The loop over repositories is :class:`leantrain.core.lifelong.LifelongEngine`'s: it exports
+the merged data of the repositories so far, calls :meth:`RetrievalTrainer.train_step` (start
+from the previous repository's model, fit with Lightning, keep the best model by validation
+R@10, estimate the Fisher for EWC), saves the model with :meth:`save` as
+``<output_dir>/retrieval/NNN-<repo>/`` and scores it with :meth:`evaluate` on every repository
+seen so far. A step killed mid-way resumes from its ``work_dir`` (Lightning's last checkpoint,
+read back with ``weights_only=True``).
 
-Checkpoints are plain HF encoder directories plus JSON (no pickle, no Lightning ``.ckpt``).
+Checkpoints are plain HF encoder directories plus JSON and ``ewc/`` (safetensors).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import logging
-import re
 import sys
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import lightning as L
 import torch
 from leantrain.core.config import config_to_dict
-from leantrain.core.errors import ConfigError
-from leantrain.core.manifest import RunManifest
+from leantrain.core.errors import ConfigError, LeanTrainError
+from leantrain.core.lifelong import LifelongEngine, Step, final_checkpoint, open_database
 from leantrain.retrieval.datamodule import RetrievalDataModule
-from leantrain.retrieval.encoder import is_retriever_dir
 from leantrain.retrieval.ewc import EWC
 from leantrain.retrieval.premise_retriever import PremiseRetriever
 from leantrain.retrieval.retrieval_config import RetrievalConfig
 
 log = logging.getLogger("leantrain.retrieval")
 
-MODEL_SUBDIR = "model"
+NAME = "retrieval"
+LAST_CKPT = "last.ckpt"
 
 
 def resolve_model_dir(path: str | Path) -> Path:
-    """A saved retriever directory, given it or a run directory holding ``model/``."""
-    path = Path(path)
-    if not is_retriever_dir(path) and is_retriever_dir(path / MODEL_SUBDIR):
-        return path / MODEL_SUBDIR
-    return path
-
-
-@dataclass
-class _Step:
-    index: int
-    repo: str
-    data_dir: Path
-    prepare: Any = None  # writes data_dir (called from the data module's prepare_data)
+    """A saved retriever directory, given it or a run directory (its newest retriever)."""
+    return final_checkpoint(path, NAME) or Path(path)
 
 
 class BestRetrieverCheckpoint(L.Callback):
@@ -62,14 +52,11 @@ class BestRetrieverCheckpoint(L.Callback):
         self.best_metrics: dict[str, float] = {}
 
     def on_validation_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        if trainer.sanity_checking:
-            return
         value = trainer.callback_metrics.get(self.monitor)
-        if value is None:
+        if trainer.sanity_checking or value is None:
             return
-        value = float(value)
-        if self.best is None or value > self.best:
-            self.best = value
+        if self.best is None or float(value) > self.best:
+            self.best = float(value)
             self.best_metrics = {
                 k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val_")
             }
@@ -77,13 +64,41 @@ class BestRetrieverCheckpoint(L.Callback):
             if trainer.is_global_zero:
                 pl_module.save_pretrained(self.directory)
 
+    def state_dict(self) -> dict[str, Any]:  # restored when a killed step resumes
+        return {"best": self.best, "best_metrics": self.best_metrics}
 
-def _slug(repo: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", repo.rstrip("/").split("/")[-1])[:60] or "repo"
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.best, self.best_metrics = state_dict["best"], dict(state_dict["best_metrics"])
+
+
+class JsonlLog(L.Callback):
+    """Appends ``{"step", "train_loss", …}`` lines (and validation metrics) to a file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _write(self, trainer: L.Trainer, prefix: str) -> None:
+        row = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith(prefix)}
+        if trainer.is_global_zero and row:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({"step": trainer.global_step, **row}) + "\n")
+
+    def on_train_batch_end(self, trainer: L.Trainer, *args: Any) -> None:
+        if trainer.global_step % max(1, trainer.log_every_n_steps) == 0:
+            self._write(trainer, "train_")
+
+    def on_validation_end(self, trainer: L.Trainer, pl_module: Any) -> None:
+        if not trainer.sanity_checking:
+            self._write(trainer, "val_")
 
 
 class RetrievalTrainer:
-    """Trains the premise retriever; ``train()`` returns a result dict (see DESIGN.md)."""
+    """Trains the premise retriever; a :class:`~leantrain.core.lifelong.LifelongTrainer`."""
+
+    name = NAME
+    score_key = "R@10"
+    higher_is_better = True
 
     def __init__(self, config: RetrievalConfig | None = None, **overrides: Any) -> None:
         if config is None:
@@ -97,118 +112,137 @@ class RetrievalTrainer:
     # -- public API ---------------------------------------------------------------------------
     def train(
         self,
-        repos: Sequence[str] | str | Path | None = None,
+        repos: Sequence[Any] | str | Path | None = None,
         database: Any = None,
         data_path: str | Path | None = None,
     ) -> dict[str, Any]:
-        """Train on one export dir (``train(data_dir)``) or lifelong (``train(repos, database, data_path)``).
-
-        Lifelong uses ``leantrain.export.lifelong_exports``; ``repos=None`` takes the
-        database's curriculum. ``data_path`` is where the merged exports are written
-        (default ``<output_dir>/data``).
-        """
+        """Train on one export dir (``train(data_dir)``) or lifelong (``train(repos, database,
+        data_path)``; ``repos``: ``"URL@COMMIT"`` strings or objects with ``url`` and
+        ``commit``, ``None``: the config's, else the database's curriculum). Returns the
+        engine's result: ``{output_dir, per_repo, final, checkpoints, model_dir, evals}``."""
         cfg = self.config
+        data = None
         if isinstance(repos, (str, Path)) and database is None:
-            return self.train_on_export(repos)
+            data, repos = repos, None
         database = database if database is not None else cfg.database
         if database is None:
-            if cfg.data_path is None:
+            data = data if data is not None else cfg.data_path
+            if data is None:
                 raise ConfigError(
                     "nothing to train on",
                     hint="give --data EXPORT_DIR, or --database (and --repos) for lifelong training",
                 )
-            return self.train_on_export(cfg.data_path)
-        from leantrain.export import Database, lifelong_exports
-        from leantrain.export.lifelong import step_dir_name
-
-        repo_list = (
-            list(repos) if repos is not None else (list(cfg.repos) or None)
-        )  # None: the curriculum
-        data_path = Path(data_path) if data_path is not None else self.output_dir / "data"
-        done = set(self._manifest().completed_repos)
-        db = database if isinstance(database, Database) else Database(database, create=False)
-        try:
-            order = db.curriculum() if repo_list is None else repo_list
-            ids = [db.get_repository(r).id for r in order]
-        finally:
-            if db is not database:
-                db.close()
-        # Every rank knows each step's directory; only the rank that runs the data module's
-        # prepare_data (global rank 0, before the others read) writes the export, by advancing
-        # the lifelong generator one step.
-        exports = lifelong_exports(database, repo_list, data_path, skip=done)
-
-        def prepare_for(index: int) -> Any:
-            def prepare() -> None:
-                step = next(exports, None)
-                if step is None or step.index != index:
-                    raise ConfigError(
-                        f"lifelong export out of step: expected step {index}, got {getattr(step, 'index', None)}"
-                    )
-
-            return prepare
-
-        steps = [
-            _Step(i, rid, data_path / step_dir_name(i, rid), prepare_for(i))
-            for i, rid in enumerate(ids)
-            if rid not in done and order[i] not in done
-        ]
-        return self.train_progressive(steps)
-
-    def train_on_export(self, data_dir: str | Path) -> dict[str, Any]:
-        """Train on one export directory (a one-step lifelong run named after the directory)."""
-        data_dir = Path(data_dir)
-        return self.train_progressive([_Step(0, str(data_dir.resolve()), data_dir)])
-
-    def train_progressive(self, steps: Iterable[Any]) -> dict[str, Any]:
-        """The lifelong loop over ``steps`` (each with ``index``, ``repo``, ``data_dir``)."""
-        cfg = self.config
-        manifest = self._manifest()
-        L.seed_everything(cfg.seed, workers=True, verbose=False)
-        result: dict[str, Any] = {
-            "output_dir": str(self.output_dir),
-            "per_repo": {},
-            "checkpoints": [],
-        }
-        for step in steps:
-            if manifest.is_repo_done(step.repo):
-                log.info("repo %s already done: skipping (resume)", step.repo)
-                continue
-            metrics, ckpt = self._train_repo(manifest, step)
-            result["per_repo"][step.repo] = metrics
-            result["checkpoints"].append(str(ckpt))
-        manifest = RunManifest.load(self.output_dir)
-        last = self._previous_checkpoint(manifest)
-        if last is not None and self.is_rank_zero():
-            self.retriever = PremiseRetriever.from_pretrained(last, **self._module_kwargs())
-            self.retriever.save_pretrained(self.output_dir / MODEL_SUBDIR)
-            manifest.data["status"] = "completed"
-            manifest.data["model_dir"] = MODEL_SUBDIR
-            manifest.save()
-        result["per_repo"] = {**manifest.data["metrics"].get("per_repo", {}), **result["per_repo"]}
-        result["final_metrics"] = (
-            result["per_repo"].get(manifest.completed_repos[-1], {})
-            if manifest.completed_repos
-            else {}
-        )
-        result["model_dir"] = str(self.output_dir / MODEL_SUBDIR)
+        result = LifelongEngine(
+            self.output_dir,
+            [self],
+            database=open_database(database),
+            repos=repos if repos is not None else (list(cfg.repos) or None),
+            data=None if database is not None else Path(data),
+            data_path=data_path,
+            evaluate=cfg.evaluate_after_repo,
+            configs={NAME: config_to_dict(cfg)},
+        ).run()[NAME]
+        if self.retriever is None and result["model_dir"]:  # nothing left to train: reload
+            self.load(Path(result["model_dir"]))
         return result
 
+    def train_step(self, step: Step) -> dict[str, Any]:
+        """Fit on ``step.data`` from ``step.init_from`` (or the configured encoder); the best
+        model by validation R@10, with its EWC consolidated, becomes the current one."""
+        cfg = self.config
+        L.seed_everything(cfg.seed + step.index, workers=True, verbose=False)
+        model = self._start_model(step.init_from)
+        dm = RetrievalDataModule(
+            step.data,
+            model.tokenizer,
+            split=cfg.split,
+            batch_size=cfg.batch_size,
+            eval_batch_size=cfg.eval_batch_size,
+            num_negatives=cfg.num_negatives,
+            num_in_file_negatives=cfg.num_in_file_negatives,
+            context_max_len=cfg.context_max_len,
+            premise_max_len=cfg.premise_max_len,
+            num_workers=cfg.num_workers,
+            seed=cfg.seed + step.index,
+        )
+        from lightning.pytorch.callbacks import ModelCheckpoint
+
+        best = BestRetrieverCheckpoint(step.work_dir / "best")
+        callbacks = [
+            best,
+            # the resume point: written after each validation, with the best model beside it
+            ModelCheckpoint(step.work_dir, save_last=True, save_top_k=0),
+            *[c for c in step.callbacks if isinstance(c, L.Callback)],
+        ]
+        if step.log_file is not None:
+            callbacks.append(JsonlLog(step.log_file))
+        trainer = self._lightning_trainer(step, callbacks)
+        resume = step.work_dir / LAST_CKPT
+        if resume.is_file():
+            log.info("resuming step %d from %s", step.index, resume)
+        trainer.fit(
+            model,
+            datamodule=dm,
+            ckpt_path=resume if resume.is_file() else None,
+            weights_only=True,
+        )
+        trainer.validate(model, datamodule=dm, verbose=False)  # the final weights compete too
+        metrics: dict[str, Any] = {
+            **best.best_metrics,
+            "train_examples": len(dm.train_examples),
+            "val_examples": len(dm.val_examples),
+            "global_step": trainer.global_step,
+            "world_size": trainer.world_size,
+            "resumed": resume.is_file(),
+        }
+        if trainer.is_global_zero:  # the engine saves and evaluates on rank 0 only
+            device = trainer.strategy.root_device
+            best_model = PremiseRetriever.from_pretrained(best.directory, **self._module_kwargs())
+            best_model.ewc = model.ewc
+            best_model.to(device)
+            if cfg.ewc_lambda > 0:
+                from lightning.fabric.utilities.apply_func import move_data_to_device
+
+                fisher = EWC.estimate_fisher(
+                    best_model.encoder,
+                    dm.train_dataloader(),
+                    lambda b: best_model.retrieval_loss(move_data_to_device(b, device)),
+                    cfg.ewc_batches,
+                )
+                best_model.ewc.consolidate(best_model.encoder, fisher, gamma=cfg.ewc_gamma)
+            self.retriever = best_model
+        return metrics
+
+    def evaluate(self, data: Any, split: str = "test") -> dict[str, float]:
+        """R@1, R@10, MRR and ``count`` of the current model and of BM25 (``bm25_`` keys) on
+        ``split`` of an export directory: the random split's un-prefixed, the novel_premises
+        split's prefixed ``novel_``."""
+        from leantrain.retrieval.evaluation import evaluate_retriever
+
+        res = evaluate_retriever(self._model(), data, split_file=f"{split}.json", strict=False)
+        return {
+            f"{prefix}{tag}{name}": value
+            for split_name, prefix in (("random", ""), ("novel_premises", "novel_"))
+            for method, tag in (("retriever", ""), ("bm25", "bm25_"))
+            for name, value in res.get(split_name, {}).get(method, {}).items()
+        }
+
+    def save(self, path: str | Path) -> None:
+        """Write the current model (``PremiseRetriever.from_pretrained(path)`` reloads it)."""
+        self._model().save_pretrained(path)
+
+    def load(self, path: str | Path) -> None:
+        """Make the retriever saved at ``path`` (a model or a run directory) the current one."""
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.retriever = PremiseRetriever.from_pretrained(
+            resolve_model_dir(path), **self._module_kwargs()
+        ).to(device)
+
     # -- internals ----------------------------------------------------------------------------
-    @staticmethod
-    def is_rank_zero() -> bool:
-        """Whether this process is the global rank 0 (the one that writes and prints)."""
-        import os
-
-        return (
-            int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0"))) == 0
-            and int(os.environ.get("NODE_RANK", "0")) == 0
-        )
-
-    def _manifest(self) -> RunManifest:
-        return RunManifest.load_or_create(
-            self.output_dir, kind="retrieval", config=config_to_dict(self.config)
-        )
+    def _model(self) -> PremiseRetriever:
+        if self.retriever is None:
+            raise LeanTrainError("no trained retriever", hint="train() or load(path) first")
+        return self.retriever
 
     def _module_kwargs(self) -> dict[str, Any]:
         c = self.config
@@ -224,145 +258,51 @@ class RetrievalTrainer:
             "ewc_lambda": c.ewc_lambda,
         }
 
-    def _previous_checkpoint(self, manifest: RunManifest) -> Path | None:
-        done = manifest.completed_repos
-        if not done:
-            return None
-        entry = manifest.latest_checkpoint(repo=done[-1])
-        return None if entry is None else manifest.verify_checkpoint(entry)
-
-    def _start_model(self, manifest: RunManifest) -> PremiseRetriever:
+    def _start_model(self, init_from: Path | None) -> PremiseRetriever:
         cfg = self.config
-        prev = self._previous_checkpoint(manifest)
-        if prev is not None:
-            log.info("continuing from the previous repo's checkpoint %s", prev)
-            model = PremiseRetriever.from_pretrained(prev, **self._module_kwargs())
-            if cfg.ewc_lambda > 0:
-                model.ewc = EWC.load(prev / "ewc")
-            return model
-        name = (
-            str(resolve_model_dir(cfg.model_name))
-            if Path(cfg.model_name).exists()
-            else cfg.model_name
-        )
-        return PremiseRetriever.from_name(
-            name,
-            tiny_d_model=cfg.tiny_d_model,
-            tiny_layers=cfg.tiny_layers,
-            **self._module_kwargs(),
-        )
-
-    def _test_metrics(
-        self, model: PremiseRetriever, data_dir: Path, dm: RetrievalDataModule
-    ) -> dict[str, Any]:
-        """R@1/R@10/MRR of ``model`` and of BM25 on the test splits (flat keys for reports)."""
-        from leantrain.core.errors import DataError
-        from leantrain.retrieval.evaluation import evaluate_retriever
-
-        try:
-            res = evaluate_retriever(model, data_dir, corpus=dm.corpus, strict=False)
-        except DataError as e:  # an export without test splits still trains
-            log.info("no test evaluation for %s: %s", data_dir, e)
-            return {}
-        out: dict[str, Any] = {}
-        for split, prefix in (("random", ""), ("novel_premises", "novel_")):
-            for method, tag in (("retriever", ""), ("bm25", "bm25_")):
-                for name, value in res.get(split, {}).get(method, {}).items():
-                    key = "test_count" if name == "count" else name
-                    out[f"{prefix}{tag}{key}"] = value
-        return out
-
-    def _precision(self) -> str:
-        if self.config.precision != "auto":
-            return self.config.precision
-        return (
-            "bf16-mixed"
-            if torch.cuda.is_available() and torch.cuda.is_bf16_supported()
-            else "32-true"
-        )
-
-    def _devices(self) -> Any:
-        d = self.config.devices
-        return int(d) if d.isdigit() else d
-
-    def _lightning_trainer(self, run_name: str, callbacks: list[L.Callback]) -> L.Trainer:
-        from lightning.pytorch.loggers import CSVLogger
-
-        cfg = self.config
-        kwargs: dict[str, Any] = {}
-        if cfg.val_check_interval:
-            kwargs.update(val_check_interval=cfg.val_check_interval, check_val_every_n_epoch=None)
-        return L.Trainer(
-            accelerator=cfg.accelerator,
-            devices=self._devices(),
-            strategy=cfg.strategy,
-            num_nodes=cfg.num_nodes,
-            precision=self._precision(),
-            max_steps=cfg.max_steps,
-            max_epochs=None if cfg.max_steps > 0 else cfg.max_epochs,
-            gradient_clip_val=cfg.gradient_clip_val or None,
-            accumulate_grad_batches=cfg.accumulate_grad_batches,
-            callbacks=callbacks,
-            enable_checkpointing=False,
-            logger=CSVLogger(self.output_dir, name="logs", version=run_name),
-            log_every_n_steps=cfg.log_every_n_steps,
-            num_sanity_val_steps=0,
-            enable_model_summary=False,
-            enable_progress_bar=sys.stderr.isatty(),
-            deterministic=False,
-            **kwargs,
-        )
-
-    def _train_repo(self, manifest: RunManifest, step: Any) -> tuple[dict[str, Any], Path]:
-        cfg = self.config
-        model = self._start_model(manifest)
-        dm = RetrievalDataModule(
-            step.data_dir,
-            model.tokenizer,
-            split=cfg.split,
-            batch_size=cfg.batch_size,
-            eval_batch_size=cfg.eval_batch_size,
-            num_negatives=cfg.num_negatives,
-            num_in_file_negatives=cfg.num_in_file_negatives,
-            context_max_len=cfg.context_max_len,
-            premise_max_len=cfg.premise_max_len,
-            num_workers=cfg.num_workers,
-            seed=cfg.seed + step.index,
-            prepare=getattr(step, "prepare", None),
-        )
-        name = f"{step.index:03d}-{_slug(step.repo)}"
-        ckpt_dir = self.output_dir / "checkpoints" / name
-        best = BestRetrieverCheckpoint(ckpt_dir)
-        trainer = self._lightning_trainer(name, [best])
-        if trainer.is_global_zero:
-            manifest.set_position(repo=step.repo, repo_index=step.index, phase="training")
-        trainer.fit(model, datamodule=dm)
-        trainer.validate(model, datamodule=dm, verbose=False)  # the final weights compete too
-        metrics = dict(best.best_metrics)
-        metrics["train_examples"] = len(dm.train_examples)
-        metrics["val_examples"] = len(dm.val_examples)
-        metrics["global_step"] = trainer.global_step
-        metrics["world_size"] = trainer.world_size
-        if trainer.is_global_zero:
-            best_model = PremiseRetriever.from_pretrained(ckpt_dir, **self._module_kwargs())
-            if cfg.ewc_lambda > 0:
-                ewc = model.ewc
-                fisher = EWC.estimate_fisher(
-                    best_model.encoder,
-                    dm.train_dataloader(),
-                    lambda b: best_model.retrieval_loss(b),
-                    cfg.ewc_batches,
-                )
-                ewc.consolidate(best_model.encoder, fisher, gamma=cfg.ewc_gamma)
-                ewc.save(ckpt_dir / "ewc")
-            if cfg.evaluate_after_repo:
-                metrics.update(self._test_metrics(best_model, step.data_dir, dm))
-            manifest.complete_repo(step.repo, metrics, ckpt_dir)
-            self.retriever = best_model
-            log.info(
-                "repo %s done: %s",
-                step.repo,
-                {k: round(v, 4) for k, v in metrics.items() if isinstance(v, float)},
+        if init_from is not None:
+            log.info("continuing from the previous repo's checkpoint %s", init_from)
+            model = PremiseRetriever.from_pretrained(init_from, **self._module_kwargs())
+        else:
+            name = cfg.model_name
+            model = PremiseRetriever.from_name(
+                str(resolve_model_dir(name)) if Path(name).exists() else name,
+                tiny_d_model=cfg.tiny_d_model,
+                tiny_layers=cfg.tiny_layers,
+                **self._module_kwargs(),
             )
-        trainer.strategy.barrier()
-        return metrics, ckpt_dir
+        if cfg.ewc_lambda <= 0:
+            model.ewc = EWC()
+        return model
+
+    def _logger(self, step: Step) -> Any:
+        choice = self.config.report_to
+        if choice == "auto":
+            installed = any(importlib.util.find_spec(m) for m in ("tensorboard", "tensorboardX"))
+            choice = "tensorboard" if installed else "csv"
+        if choice == "none":
+            return False
+        from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
+
+        root = self.output_dir / NAME / "logs"
+        version = step.log_file.stem if step.log_file is not None else f"{step.index:03d}"
+        cls = TensorBoardLogger if choice == "tensorboard" else CSVLogger
+        return cls(root, name="", version=version)
+
+    def _lightning_trainer(self, step: Step, callbacks: list[L.Callback]) -> L.Trainer:
+        user = {k: v for k, v in self.config.trainer.items() if v != "auto" or k != "precision"}
+        bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+        defaults: dict[str, Any] = {
+            "precision": "bf16-mixed" if bf16 else "32-true",
+            "max_epochs": 2 if user.get("max_steps", -1) in (-1, None) else -1,
+            "gradient_clip_val": 1.0,
+            "log_every_n_steps": 10,
+            "num_sanity_val_steps": 0,
+            "enable_model_summary": False,
+            "enable_progress_bar": sys.stderr.isatty(),
+            "logger": self._logger(step),
+            "default_root_dir": step.work_dir,
+        }
+        if isinstance(user.get("val_check_interval"), int):
+            defaults["check_val_every_n_epoch"] = None  # every N steps, across epochs
+        return L.Trainer(**(defaults | user), callbacks=callbacks)
