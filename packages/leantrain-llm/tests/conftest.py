@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,36 @@ def lean4_example() -> Path:
     if not (path / "random" / "train.json").is_file():
         pytest.skip(f"shared Lean data not found at {path}")
     return path
+
+
+class TaughtDatabase:
+    """A database stand-in: each repository holds the taught theorems (train, val and test),
+    and ``export_merged_data`` writes the repositories so far in the LeanDojo layout."""
+
+    def export_merged_data(self, repos, path):
+        rows = []
+        for repo in repos:
+            url, _, commit = repo.rpartition("@")
+            for i, (state, tactic) in enumerate(TAUGHT):
+                rows.append(
+                    {
+                        "url": url,
+                        "commit": commit,
+                        "file_path": "T.lean",
+                        "full_name": f"t{i}",
+                        "start": [i, 1],
+                        "end": [i, 9],
+                        "traced_tactics": [
+                            {"tactic": tactic, "state_before": state, "state_after": "no goals"}
+                        ],
+                    }
+                )
+        for strategy in ("random", "novel_premises"):
+            (Path(path) / strategy).mkdir(parents=True)
+            for split in ("train", "val", "test"):
+                (Path(path) / strategy / f"{split}.json").write_text(json.dumps(rows))
+
+
+@pytest.fixture
+def database():
+    return TaughtDatabase()

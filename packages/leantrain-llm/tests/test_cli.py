@@ -40,7 +40,8 @@ def test_cli_sft_then_eval(lean4_example, tmp_path, capsys):
         == 0
     )
 
-    assert (out / "model" / "model.safetensors").is_file()
+    assert (out / "sft" / f"000-{lean4_example.name}" / "model.safetensors").is_file()
+    assert json.loads(capsys.readouterr().out)["model_dir"]  # stdout is the result's JSON only
     assert (
         main(
             [
@@ -60,8 +61,7 @@ def test_cli_sft_then_eval(lean4_example, tmp_path, capsys):
         )
         == 0
     )
-    printed = capsys.readouterr().out
-    metrics = json.loads(printed[printed.rindex('{\n  "model"') :])
+    metrics = json.loads(capsys.readouterr().out)
     assert metrics["split"] == "test" and metrics["num_examples"] == 2
 
 
@@ -100,5 +100,7 @@ def test_run_dict_entry_point(sft_rows, lean4_example, tmp_path):
     assert metrics["num_examples"] == 1
     with pytest.raises(ConfigError, match="unknown algorithm"):
         run({"algorithm": "ppo"})
-    with pytest.raises(ConfigError, match="unknown key 'epochs'"):
-        run({"algorithm": "sft", "epochs": 2})
+    with pytest.raises(ConfigError, match="unknown key 'epoch'"):
+        run({"algorithm": "sft", "epoch": 2})
+    with pytest.raises(ConfigError, match="'epochs' and 'num_train_epochs' are the same"):
+        run({"algorithm": "sft", "epochs": 2, "num_train_epochs": 2})

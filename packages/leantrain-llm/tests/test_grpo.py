@@ -1,3 +1,5 @@
+import json
+
 import pytest
 import torch
 from leantrain.core.errors import ConfigError
@@ -37,10 +39,10 @@ def _grpo(tmp_path, **kw):
 
 
 def test_grpo_raises_the_mean_reward(rl_rows, tmp_path):
-    t = _grpo(tmp_path)
-    t.train(rl_rows)
-    rewards = [e["reward"] for e in t.last_trl_trainer.state.log_history if "reward" in e]
-    assert len(rewards) == 12
+    result = _grpo(tmp_path).train(rl_rows)
+    log = tmp_path / "grpo" / "grpo" / "logs" / "000-dataset.jsonl"
+    rewards = [e["reward"] for e in map(json.loads, log.read_text().splitlines()) if "reward" in e]
+    assert len(rewards) == 12 and result["final"]["last_reward"] == rewards[-1]
     assert sum(rewards[-4:]) / 4 > sum(rewards[:4]) / 4 + 0.1
 
 

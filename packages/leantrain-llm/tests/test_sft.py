@@ -3,8 +3,10 @@ import json
 import pytest
 import torch
 from leantrain.core.errors import CheckpointError, ConfigError, DataError
-from leantrain.llm import SFTTrainer, create_lora_config, tactic_accuracy
+from leantrain.llm import SFTConfig, SFTTrainer, create_lora_config, tactic_accuracy
 from leantrain.llm.lora import check_target_modules
+
+REPOS = ["https://x/a@1", "https://x/b@2"]
 
 
 def _trainer(tmp_path, name="run", **kw):
@@ -22,15 +24,16 @@ def _trainer(tmp_path, name="run", **kw):
     return SFTTrainer(**args)
 
 
+def _logged(path, key="loss"):
+    return [e["step"] for e in map(json.loads, path.read_text().splitlines()) if key in e]
+
+
 def test_only_tactic_tokens_carry_loss(sft_rows, taught, tmp_path):
     import trl
 
     t = _trainer(tmp_path)
     trl_trainer = trl.SFTTrainer(
-        model=t.model,
-        args=t._stage_args(tmp_path / "s"),
-        train_dataset=sft_rows,
-        processing_class=t.tokenizer,
+        model=t.model, args=t.config, train_dataset=sft_rows, processing_class=t.tokenizer
     )
     batch = trl_trainer.data_collator([trl_trainer.train_dataset[i] for i in range(3)])
     for ids, labels in zip(batch["input_ids"], batch["labels"]):
@@ -40,97 +43,122 @@ def test_only_tactic_tokens_carry_loss(sft_rows, taught, tmp_path):
         assert "⊢" not in kept and "system" not in kept
 
 
-def test_sft_memorises_taught_tactics_and_reloads_identically(sft_rows, taught, tmp_path):
+def test_sft_memorises_taught_tactics_and_reloads_identically(sft_rows, taught, tmp_path, capsys):
     t = _trainer(tmp_path)
     result = t.train(sft_rows)
     metrics = result["final"]
     assert metrics["last_loss"] < metrics["first_loss"] / 3
+    assert "'loss'" not in capsys.readouterr().out  # HF's log dicts stay off stdout
     pairs = [(row["prompt"], row["completion"][0]["content"]) for row in sft_rows]
     acc = tactic_accuracy(t.model, t.tokenizer, pairs, k=2)
     assert acc["top1_accuracy"] == 1.0
     assert t.suggest_tactics(taught[1][0], k=2)[0] == taught[1][1]
 
-    reloaded = SFTTrainer.from_pretrained(result["output_dir"])
-    enc = t.tokenizer("⊢ a = a", return_tensors="pt")
-    with torch.no_grad():
-        assert torch.equal(t.model(**enc).logits, reloaded.model(**enc).logits)
+    assert result["model_dir"] == str(tmp_path / "run" / "sft" / "000-dataset")
+    for source in (tmp_path / "run", result["output_dir"], result["model_dir"]):
+        reloaded = SFTTrainer.from_pretrained(source)
+        enc = t.tokenizer("⊢ a = a", return_tensors="pt")
+        with torch.no_grad():
+            assert torch.equal(t.model(**enc).logits, reloaded.model(**enc).logits)
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["status"] == "completed" and manifest["completed_repos"] == ["dataset"]
+    assert _logged(tmp_path / "run" / "sft" / "logs" / "000-dataset.jsonl")[-1] == 60
+
+
+def test_second_train_does_no_work_and_another_config_is_refused(sft_rows, tmp_path):
+    from transformers import TrainerCallback
+
+    class Count(TrainerCallback):
+        begun = 0
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            Count.begun += 1
+
+    first = _trainer(tmp_path, max_steps=2, callbacks=[Count()]).train(sft_rows)
+    again = _trainer(tmp_path, max_steps=2, callbacks=[Count()]).train(sft_rows)
+    assert Count.begun == 1 and again["per_repo"] == first["per_repo"]
+    with pytest.raises(ConfigError, match=r"different config.*max_steps"):
+        _trainer(tmp_path, max_steps=3).train(sft_rows)
 
 
 class _Kill(Exception):
     pass
 
 
-def _killer(at_step, stage=None):
+def _killer(at_step, work=None, on="step_end"):
     from transformers import TrainerCallback
 
-    class Killer(TrainerCallback):
-        def on_step_end(self, args, state, control, **kwargs):
-            if state.global_step == at_step and (stage is None or args.output_dir.endswith(stage)):
-                raise _Kill
+    def kill(args, state, control, **kwargs):
+        if state.global_step == at_step and (work is None or args.output_dir.endswith(work)):
+            raise _Kill
 
-    return Killer()
+    return type("Killer", (TrainerCallback,), {f"on_{on}": lambda self, *a, **k: kill(*a, **k)})()
 
 
 def test_resume_after_kill_continues_at_the_saved_step(sft_rows, tmp_path):
     kw = {"max_steps": 8, "save_steps": 2, "logging_steps": 1}
     with pytest.raises(_Kill):
         _trainer(tmp_path, callbacks=[_killer(5)], **kw).train(sft_rows)
-    position = json.loads((tmp_path / "run" / "manifest.json").read_text())["position"]
-    assert position["step"] == 4 and position["repo"] == "dataset"
-
-    again = _trainer(tmp_path, **kw)
-    result = again.train(sft_rows)
-    assert result["final"]["global_step"] == 8
-    state = json.loads(
-        next(
-            (tmp_path / "run" / "stages" / "000").glob("checkpoint-8/trainer_state.json")
-        ).read_text()
-    )
-    logged = [e["step"] for e in state["log_history"] if "loss" in e]
-    # steps 1-4 come from the first run's checkpoint, 5-8 from the resumed run: no step 1 again
-    assert logged == sorted(set(logged)) and logged[-1] == 8
-
-
-def test_lifelong_over_repos_resumes_at_the_interrupted_repo(tmp_path):
-    from leantrain.export import Database
-
-    db = Database(tmp_path / "lt.db")
-    repos = db.import_sample()[:2]
-    kw = {"max_steps": 4, "save_steps": 2, "logging_steps": 1, "eval_split": "", "batch_size": 4}
-    first = _trainer(tmp_path, callbacks=[_killer(3, stage="001")], **kw)
+    work = tmp_path / "run" / "sft" / "work" / "000"
+    assert sorted(p.name for p in work.glob("checkpoint-*"))[-1] == "checkpoint-4"
+    # killed again right after the last checkpoint is written: the rerun trains no step at all
     with pytest.raises(_Kill):
-        first.train(repos, db, tmp_path / "data")
-    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["completed_repos"] == repos[:1]
-    assert manifest["position"]["repo"] == repos[1] and manifest["position"]["repo_index"] == 1
+        _trainer(tmp_path, callbacks=[_killer(8, on="save")], **kw).train(sft_rows)
 
-    result = _trainer(tmp_path, **kw).train(repos, db, tmp_path / "data")
-    assert list(result["per_repo"]) == repos
-    assert len(result["checkpoints"]) == 2
+    result = _trainer(tmp_path, **kw).train(sft_rows)
+    final = result["final"]
+    assert final["global_step"] == 8 and final["train_loss"] > 1.0  # real, not HF's 0.0
+    assert final["last_loss"] < final["first_loss"]
+    # steps 1-4 come from the first run's checkpoint, 5-8 from the resumed run: no step 1 again
+    assert _logged(tmp_path / "run" / "sft" / "logs" / "000-dataset.jsonl") == list(range(1, 9))
+    assert not work.exists()  # the step's resumable state goes once its model is saved
+
+
+def test_lifelong_over_repos_resumes_at_the_interrupted_repo(database, tmp_path):
+    kw = {"max_steps": 4, "save_steps": 2, "logging_steps": 1, "batch_size": 4}
+    kw.update(eval_split="test", eval_k=1, max_eval_samples=2)
+    first = _trainer(tmp_path, callbacks=[_killer(3, work="001")], **kw)
+    with pytest.raises(_Kill):
+        first.train(REPOS, database, tmp_path / "data")
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["completed_repos"] == REPOS[:1]
+    assert manifest["position"]["repo"] == REPOS[1] and manifest["position"]["repo_index"] == 1
+
+    # repo 1 starts from repo 0's model, checked against its checksum first
+    weights = tmp_path / "run" / "sft" / "000-a" / "model.safetensors"
+    good = weights.read_bytes()
+    weights.write_bytes(good[:-1] + bytes([good[-1] ^ 0xFF]))
+    with pytest.raises(CheckpointError, match="checksum"):
+        _trainer(tmp_path, **kw).train(REPOS, database, tmp_path / "data")
+    weights.write_bytes(good)
+
+    result = _trainer(tmp_path, **kw).train(REPOS, database, tmp_path / "data")
+    assert list(result["per_repo"]) == REPOS
+    assert [p.rsplit("/", 1)[-1] for p in result["checkpoints"]] == ["000-a", "001-b"]
+    assert "test_eval_loss" in result["final"]
+    # the forgetting matrix: after repo 0, repo 0; after repo 1, repos 0 and 1
+    assert [(e["step"], e["repo_index"]) for e in result["evals"]] == [(0, 0), (1, 0), (1, 1)]
+    assert all(
+        e["score_key"] == "eval_loss" and e["metrics"]["eval_loss"] > 0 for e in result["evals"]
+    )
 
 
 def test_lora_saves_only_the_adapter_and_chains_into_grpo(sft_rows, tmp_path):
     from leantrain.llm import GRPOTrainer
+    from safetensors.torch import load_file
 
     t = _trainer(tmp_path, max_steps=3, lora_config={"r": 4, "lora_alpha": 8})
     result = t.train(sft_rows)
-    model_dir = tmp_path / "run" / "model"
+    model_dir = tmp_path / "run" / "sft" / "000-dataset"
     assert (model_dir / "adapter_model.safetensors").is_file()
     assert not (model_dir / "model.safetensors").exists()
-    assert all(
-        "lora" in k
-        for k in __import__("safetensors.torch").torch.load_file(
-            model_dir / "adapter_model.safetensors"
-        )
-    )
+    assert all("lora" in k for k in load_file(model_dir / "adapter_model.safetensors"))
 
     rl = sft_rows.map(
         lambda r: {"reference": r["completion"][0]["content"]}, remove_columns=["completion"]
     )
     g = GRPOTrainer(
-        model_name=result["output_dir"],
+        model_name=str(tmp_path / "run"),  # a run dir: its newest model
         output_dir=tmp_path / "grpo",
         reward_funcs=["format"],
         max_steps=1,
@@ -140,7 +168,8 @@ def test_lora_saves_only_the_adapter_and_chains_into_grpo(sft_rows, tmp_path):
     before = {k: v.clone() for k, v in g.model.named_parameters() if v.requires_grad}
     assert before and all("lora" in k for k in before)  # GRPO continues training the SFT adapter
     g.train(rl)
-    assert (tmp_path / "grpo" / "model" / "adapter_config.json").is_file()
+    assert (tmp_path / "grpo" / "grpo" / "000-dataset" / "adapter_config.json").is_file()
+    assert result["model_dir"] == str(model_dir)
 
 
 def test_lora_target_module_missing_is_an_error(tmp_path):
@@ -153,30 +182,36 @@ def test_lora_target_module_missing_is_an_error(tmp_path):
     check_target_modules(model, create_lora_config(target_modules=["q_proj"]))  # present: fine
 
 
+def test_epochs_per_repo_is_num_train_epochs(tmp_path):
+    assert _trainer(tmp_path, epochs_per_repo=3).config.num_train_epochs == 3
+    assert SFTTrainer(config={"epochs": 2}).config.num_train_epochs == 2
+    ready = SFTConfig(output_dir=str(tmp_path), num_train_epochs=5)
+    assert SFTTrainer(config=ready, epochs_per_repo=4).config.num_train_epochs == 4
+    assert not hasattr(ready, "epochs_per_repo")
+    with pytest.raises(ConfigError, match="same setting"):
+        SFTTrainer(epochs_per_repo=2, num_train_epochs=3)
+
+
 def test_missing_data_is_a_data_error(tmp_path):
     with pytest.raises(DataError, match="not found"):
         _trainer(tmp_path).train(tmp_path / "nope")
     with pytest.raises(ConfigError, match="no training data"):
-        _trainer(tmp_path).train()
+        _trainer(tmp_path, name="other").train()
 
 
-def test_corrupted_checkpoint_is_a_checkpoint_error(sft_rows, tmp_path):
+def test_corrupted_weights_are_a_checkpoint_error(sft_rows, tmp_path):
     result = _trainer(tmp_path, max_steps=2).train(sft_rows)
-    weights = tmp_path / "run" / "model" / "model.safetensors"
+    weights = tmp_path / "run" / "sft" / "000-dataset" / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:100])
     with pytest.raises(CheckpointError, match="corrupted"):
-        SFTTrainer.from_pretrained(result["output_dir"])
-    ckpt = tmp_path / "run" / "checkpoints" / "repo-000" / "model.safetensors"
-    data = bytearray(ckpt.read_bytes())
-    data[-1] ^= 0xFF  # a flipped byte inside the tensor data: only the manifest checksum sees it
-    ckpt.write_bytes(bytes(data))
-    with pytest.raises(CheckpointError, match="checksum"):
-        _trainer(tmp_path).train(sft_rows.select([0]))
+        SFTTrainer.from_pretrained(result["model_dir"])
+    with pytest.raises(CheckpointError, match="no model here"):
+        SFTTrainer.from_pretrained(tmp_path)
 
 
 def test_real_export_dir_trains_and_evaluates(lean4_example, tmp_path):
     t = _trainer(tmp_path, max_steps=4, eval_split="val", max_eval_samples=4, eval_k=2)
     result = t.train(lean4_example)
     assert {"val_eval_loss", "val_top1_accuracy", "val_top2_accuracy"} <= set(result["final"])
-    metrics = t.evaluate("test", data=lean4_example)
+    metrics = t.evaluate(lean4_example, "test")
     assert metrics["num_examples"] > 0 and metrics["eval_loss"] > 0
