@@ -47,7 +47,7 @@ def test_train_then_evaluate_index_and_retrieve(tmp_path, sample_export, capsys)
     ]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["model_dir"].endswith("model") and "val_R@10" in out["final_metrics"]
+    assert "/retrieval/000-" in out["model_dir"] and "val_R@10" in out["final"]
 
     assert main(["retrieval", "evaluate", "--model", str(run), "--data", str(sample_export)]) == 0
     table = capsys.readouterr().out

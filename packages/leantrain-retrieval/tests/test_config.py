@@ -19,12 +19,12 @@ def test_reprover_defaults():
 def test_yaml_and_dict_fill_the_same_dataclass(tmp_path):
     p = tmp_path / "r.yaml"
     p.write_text("model_name: tiny\nloss: infonce\newc_lambda: 10.0\nrepos: [a@1, b@2]\n")
-    c = config_from_yaml(RetrievalConfig, p, max_steps=5)
+    c = config_from_yaml(RetrievalConfig, p, trainer={"max_steps": 5})
     assert (
         c.loss == "infonce"
         and c.ewc_lambda == 10.0
         and c.repos == ["a@1", "b@2"]
-        and c.max_steps == 5
+        and c.trainer == {"max_steps": 5}
     )
     assert (
         config_from_dict(RetrievalConfig, {"loss": "infonce", "ewc_lambda": 10.0}).loss == "infonce"
@@ -39,6 +39,8 @@ def test_yaml_and_dict_fill_the_same_dataclass(tmp_path):
         ({"split": "novel"}, "unknown split"),
         ({"batch_size": 0}, "batch_size"),
         ({"ewc_lamda": 1.0}, "did you mean 'ewc_lambda'"),
+        ({"trainer": {"max_step": 3}}, "unknown Lightning Trainer argument 'max_step'"),
+        ({"report_to": "wandb"}, "unknown report_to"),
     ],
 )
 def test_bad_config_is_a_config_error(bad, match):
@@ -52,3 +54,21 @@ def test_repos_flag_repeats():
     c = parse_cli(RetrievalConfig, ["--repos", "https://x/a@1", "--repos", "b@2"])
     assert c.repos == ["https://x/a@1", "b@2"]
     assert parse_cli(RetrievalConfig, []).repos == []
+
+
+def test_a_bad_trainer_key_suggests_the_right_one():
+    with pytest.raises(ConfigError) as e:
+        config_from_dict(RetrievalConfig, {"trainer": {"max_step": 3, "devices": 1}})
+    assert "did you mean 'max_steps'" in e.value.one_line()
+
+
+def test_lightning_flags_fill_the_trainer_section(tmp_path):
+    from leantrain.retrieval.cli import _trainer_flags
+
+    rest, trainer = _trainer_flags(
+        ["--model", "tiny", "--max-steps", "20", "--devices=0,1", "--precision", "bf16-mixed"]
+    )
+    assert rest == ["--model", "tiny"]
+    assert trainer == {"max_steps": 20, "devices": "0,1", "precision": "bf16-mixed"}
+    with pytest.raises(ConfigError, match="--max-steps"):
+        _trainer_flags(["--max-step", "1"])

@@ -171,7 +171,7 @@ class RetrievalTrainer:
         callbacks = [
             best,
             # the resume point: written after each validation, with the best model beside it
-            ModelCheckpoint(step.work_dir, save_last=True, save_top_k=0),
+            ModelCheckpoint(step.work_dir, LAST_CKPT[:-5], enable_version_counter=False),
             *[c for c in step.callbacks if isinstance(c, L.Callback)],
         ]
         if step.log_file is not None:
