@@ -34,16 +34,18 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     eval_path = write_jsonl(root / "eval.jsonl", eval_rows)
     from leantrain.progress import ProgressTrainer
 
-    trainer = ProgressTrainer(
-        train_path,
-        output_dir=root / "model",
-        epochs=20,
+    kwargs = {
+        "output_dir": root / "model",
+        "epochs": 20,
         **tiny_options(eval_data_path=str(eval_path)),
-    )
+    }
+    trainer = ProgressTrainer(train_path, **kwargs)
     result = trainer.train()
     return {
         "trainer": trainer,
         "result": result,
+        "args": (train_path,),
+        "kwargs": kwargs,
         "dir": root / "model",
         "train_rows": train_rows,
         "eval_rows": eval_rows,

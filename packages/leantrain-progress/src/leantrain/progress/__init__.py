@@ -8,6 +8,7 @@ padding, lifelong training), :class:`ProgressPredictor` and the GRPO reward
 
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
+from typing import Any
 
 from leantrain.progress.dataset import ProgressDataset, build_text, load_progress_data
 from leantrain.progress.labels import (
@@ -19,8 +20,6 @@ from leantrain.progress.labels import (
 )
 from leantrain.progress.metrics import compute_metrics, regression_metrics
 from leantrain.progress.predictor import MODEL_ENV, ProgressPredictor
-from leantrain.progress.progress_config import ProgressConfig
-from leantrain.progress.progress_trainer import ProgressTrainer
 from leantrain.progress.reward import ProgressReward
 from leantrain.progress.tiny_model import build_tiny_model, build_tiny_tokenizer
 
@@ -28,6 +27,21 @@ try:
     __version__ = _version("leantrain-progress")
 except PackageNotFoundError:  # running from a source tree
     __version__ = "0+unknown"
+
+_LAZY = {
+    "ProgressConfig": "leantrain.progress.progress_config",
+    "ProgressTrainer": "leantrain.progress.progress_trainer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: the config subclasses transformers' TrainingArguments; the CLI must not load it.
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'leantrain.progress' has no attribute {name!r}")
+
 
 __all__ = [
     "MODEL_ENV",

@@ -6,6 +6,7 @@ module level: torch / transformers load inside the command that needs them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from dataclasses import dataclass, field
@@ -62,7 +63,8 @@ class EvaluateOptions:
     """Options of ``leantrain progress evaluate``."""
 
     model: str | None = field(
-        default=None, metadata={"help": "Trained model directory (default: $LEANPROGRESS_MODEL)."}
+        default=None,
+        metadata={"help": "Trained model or run directory (default: $LEANPROGRESS_MODEL)."},
     )
     data: str = field(
         default="", metadata={"help": "Progress rows (.jsonl/.json) or traced data to evaluate on."}
@@ -79,7 +81,8 @@ class PredictOptions:
     """Options of ``leantrain progress predict``."""
 
     model: str | None = field(
-        default=None, metadata={"help": "Trained model directory (default: $LEANPROGRESS_MODEL)."}
+        default=None,
+        metadata={"help": "Trained model or run directory (default: $LEANPROGRESS_MODEL)."},
     )
     goal: str = field(
         default="", metadata={"help": "The proof state (a literal \\n is a newline)."}
@@ -133,16 +136,16 @@ def _train(argv: list[str]) -> int:
     cfg = parse_cli(
         ProgressConfig,
         argv,
-        aliases={"model": "model_name", "data": "data_path"},
         prog="leantrain progress train",
         description="Train the steps-remaining model.",
     )
     from leantrain.progress.progress_trainer import ProgressTrainer
 
-    result = ProgressTrainer(config=cfg).train()
-    _print_json({"output_dir": result["output_dir"], "metrics": result["metrics"]})
+    with contextlib.redirect_stdout(sys.stderr):  # stdout is for the JSON result
+        result = ProgressTrainer(config=cfg).train()
+    _print_json({"output_dir": cfg.output_dir, "metrics": result["final"]})
     print(
-        f"model saved to {result['output_dir']}; set LEANPROGRESS_MODEL={result['output_dir']} to use it",
+        f"model saved to {result['model_dir']}; set LEANPROGRESS_MODEL={cfg.output_dir} to use it",
         file=sys.stderr,
     )
     return 0

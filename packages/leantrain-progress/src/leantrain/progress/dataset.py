@@ -9,7 +9,7 @@ from typing import Any
 
 from leantrain.core.errors import DataError
 from leantrain.core.schemas import ProgressRow, iter_jsonl, read_json, validate_record
-from leantrain.progress.labels import SorryPolicy, make_progress_data, progress_rows
+from leantrain.progress.labels import SorryPolicy, make_progress_data
 
 
 def build_text(goal: str, prefix: str | None, tactic: str) -> str:
@@ -97,11 +97,6 @@ class ProgressDataset:
             raise ValueError("give exactly one of data_path and rows")
         self.data_path = data_path
         self.data = list(rows) if rows is not None else load_progress_data(data_path, **options)  # type: ignore[arg-type]
-
-    @classmethod
-    def from_theorems(cls, theorems: Sequence[Any], **options: Any) -> ProgressDataset:
-        """Label traced :class:`~leantrain.core.schemas.Theorem` objects directly."""
-        return cls(rows=progress_rows(theorems, **options))
 
     def __len__(self) -> int:
         return len(self.data)

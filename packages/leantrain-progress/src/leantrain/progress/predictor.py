@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from leantrain.core.errors import CheckpointError, ConfigError
+from leantrain.core.lifelong import final_checkpoint
 from leantrain.progress.dataset import build_text
 from leantrain.progress.metrics import regression_metrics
 
@@ -16,7 +17,8 @@ MODEL_ENV = "LEANPROGRESS_MODEL"
 
 
 def resolve_model_dir(path: str | Path | None) -> Path:
-    """The model directory: ``path``, else ``$LEANPROGRESS_MODEL``; it must hold ``config.json``."""
+    """The model directory: ``path``, else ``$LEANPROGRESS_MODEL``; it must hold ``config.json``.
+    A leantrain run directory stands for its newest progress model."""
     if path is None:
         env = os.environ.get(MODEL_ENV)
         if not env:
@@ -25,7 +27,7 @@ def resolve_model_dir(path: str | Path | None) -> Path:
                 hint=f"pass a trained model directory or set {MODEL_ENV}=DIR",
             )
         path = env
-    path = Path(path)
+    path = final_checkpoint(path, "progress") or Path(path)
     if not (path / "config.json").is_file():
         raise CheckpointError(
             f"{path}: not a trained progress model (no config.json)",
@@ -37,8 +39,8 @@ def resolve_model_dir(path: str | Path | None) -> Path:
 class ProgressPredictor:
     """Predicts the number of proof steps remaining after a candidate tactic.
 
-    Build it with :meth:`from_pretrained` (a directory written by ``ProgressTrainer``, or the one
-    named by ``LEANPROGRESS_MODEL``), or directly from a model and tokenizer in memory.
+    Build it with :meth:`from_pretrained` (a model or run directory written by
+    ``ProgressTrainer``, or the one named by ``LEANPROGRESS_MODEL``), or directly from a model and tokenizer in memory.
     """
 
     def __init__(

@@ -1,8 +1,9 @@
-"""``ProgressConfig``: every option of :class:`~leantrain.progress.ProgressTrainer`, with help.
+"""``ProgressConfig``: transformers' ``TrainingArguments`` plus the progress model's own fields.
 
-Filled from Python (``ProgressConfig(epochs=1)``), a dict (``config_from_dict``), YAML
-(``config_from_yaml`` / ``--config``) or CLI flags (``parse_cli``) — see ``leantrain.core.config``.
-The first nine fields and their defaults are the seed's (LeanDojo-v2's ``ProgressTrainer``).
+Filled from Python (``ProgressConfig(model_name="tiny")``), a dict (``config_from_dict``), YAML
+(``config_from_yaml`` / ``--config``) or CLI flags (``parse_cli``) — see ``leantrain.core.config``,
+whose alias table maps the seed's ``batch_size`` / ``epochs`` to ``per_device_train_batch_size``
+/ ``num_train_epochs``.
 """
 
 from __future__ import annotations
@@ -11,11 +12,15 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from leantrain.core.errors import ConfigError
+from transformers import TrainingArguments
 
 
 @dataclass
-class ProgressConfig:
-    """Configuration of a progress-model training run."""
+class ProgressConfig(TrainingArguments):
+    """Every ``TrainingArguments`` option, plus the progress model's data, model and ``tiny``
+    fields. Defaults differ from transformers' where the seed's (LeanDojo-v2's) did: learning
+    rate 1e-5, evaluate and save every epoch, keep the lowest-MSE checkpoint, weight decay 0.01,
+    length-grouped batches; ``bf16`` only where a CUDA GPU supports it."""
 
     data_path: str | None = field(
         default=None,
@@ -29,62 +34,24 @@ class ProgressConfig:
             "help": "Base model: a Hugging Face name or local directory, or 'tiny' (small BERT built offline)."
         },
     )
-    output_dir: str = field(
-        default="outputs",
-        metadata={"help": "Directory of the trained model, checkpoints and manifest."},
-    )
     max_length: int = field(default=512, metadata={"help": "Truncate inputs to this many tokens."})
-    batch_size: int = field(default=8, metadata={"help": "Per-device train and eval batch size."})
-    epochs: float = field(
-        default=3.0, metadata={"help": "Training epochs (per repository when lifelong)."}
-    )
-    learning_rate: float = field(default=1e-5, metadata={"help": "Peak learning rate (AdamW)."})
     eval_ratio: float = field(
         default=0.2,
         metadata={
             "help": "Fraction of rows held out for evaluation (whole proofs when rows name their theorem)."
         },
     )
-    seed: int = field(default=42, metadata={"help": "Random seed (split, init, shuffling)."})
     eval_data_path: str | None = field(
         default=None,
         metadata={
             "help": "Separate evaluation rows (e.g. the val split); when set, eval_ratio is not used."
         },
     )
-    weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay."})
     padding: Literal["dynamic", "max_length"] = field(
         default="dynamic",
         metadata={
             "help": "'dynamic': pad each batch to its longest row; 'max_length': pad every row to max_length (the seed's way)."
         },
-    )
-    group_by_length: bool = field(
-        default=True,
-        metadata={
-            "help": "Batch rows of similar length together (less padding with dynamic padding)."
-        },
-    )
-    eval_strategy: Literal["epoch", "steps"] = field(
-        default="epoch",
-        metadata={"help": "When to evaluate and save: every 'epoch' or every eval_steps."},
-    )
-    eval_steps: int | None = field(
-        default=None, metadata={"help": "Steps between evaluations when eval_strategy='steps'."}
-    )
-    max_steps: int = field(
-        default=-1, metadata={"help": "Stop after this many optimizer steps (-1: run all epochs)."}
-    )
-    logging_steps: int = field(default=50, metadata={"help": "Steps between loss logs."})
-    warmup_ratio: float = field(
-        default=0.0, metadata={"help": "Fraction of steps of linear learning-rate warm-up."}
-    )
-    gradient_accumulation_steps: int = field(
-        default=1, metadata={"help": "Batches per optimizer step."}
-    )
-    bf16: bool | None = field(
-        default=None,
-        metadata={"help": "bf16 mixed precision; default: on only where a CUDA GPU supports it."},
     )
     split: list[str] = field(
         default_factory=lambda: ["train"],
@@ -103,26 +70,57 @@ class ProgressConfig:
     tiny_vocab_size: int = field(
         default=2000, metadata={"help": "WordPiece vocabulary size of the 'tiny' tokenizer."}
     )
-    resume: bool = field(
-        default=True,
-        metadata={"help": "Continue a killed run from its last checkpoint in output_dir."},
+    # -- TrainingArguments fields with the seed's defaults ------------------------------------
+    output_dir: str | None = field(
+        default="outputs",
+        metadata={"help": "Run directory: manifest, progress/NNN-<repo>/ models, exports."},
+    )
+    learning_rate: float = field(default=1e-5, metadata={"help": "Peak learning rate (AdamW)."})
+    weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay."})
+    eval_strategy: str = field(
+        default="epoch",
+        metadata={"help": "When to evaluate: 'epoch', 'steps' (every eval_steps) or 'no'."},
+    )
+    save_strategy: str = field(
+        default="epoch",
+        metadata={
+            "help": "When to save a resumable checkpoint (as eval_strategy to keep the best)."
+        },
+    )
+    save_total_limit: int | None = field(
+        default=2, metadata={"help": "Keep at most N resumable checkpoints."}
+    )
+    load_best_model_at_end: bool = field(
+        default=True, metadata={"help": "Keep the checkpoint with the best metric_for_best_model."}
+    )
+    metric_for_best_model: str | None = field(
+        default="mse", metadata={"help": "Metric of the best checkpoint."}
+    )
+    greater_is_better: bool | None = field(
+        default=False, metadata={"help": "Whether a higher metric_for_best_model is better."}
+    )
+    logging_steps: float = field(default=50, metadata={"help": "Steps between loss logs."})
+    train_sampling_strategy: str = field(
+        default="group_by_length",
+        metadata={"help": "'group_by_length' (little padding), 'random' or 'sequential'."},
+    )
+    dataloader_pin_memory: bool = field(
+        default=False, metadata={"help": "Pin batches in memory (faster host-to-GPU copies)."}
+    )
+    bf16: bool | None = field(
+        default=None,
+        metadata={"help": "bf16 mixed precision; default: on only where a CUDA GPU supports it."},
     )
 
     def __post_init__(self) -> None:
         if self.max_length < 8:
             raise ConfigError(f"max_length must be at least 8, got {self.max_length}")
-        if self.batch_size < 1:
-            raise ConfigError(f"batch_size must be positive, got {self.batch_size}")
         if not 0 <= self.eval_ratio < 1:
             raise ConfigError(f"eval_ratio must be in [0, 1), got {self.eval_ratio}")
-        if self.epochs <= 0 and self.max_steps <= 0:
-            raise ConfigError("epochs must be positive (or set max_steps)")
-        if self.learning_rate <= 0:
-            raise ConfigError(f"learning_rate must be positive, got {self.learning_rate}")
-        if self.eval_strategy == "steps" and not self.eval_steps:
-            raise ConfigError(
-                "eval_strategy='steps' needs eval_steps",
-                hint="set --eval-steps N or use eval_strategy='epoch'",
-            )
         if isinstance(self.split, str):
             self.split = [self.split]
+        if self.bf16 is None:
+            import torch
+
+            self.bf16 = bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+        super().__post_init__()
