@@ -2,7 +2,7 @@
 PyTorch Lightning — model, data module, EWC, premise index, R@k/MRR evaluation, CLI.
 
 >>> from leantrain.retrieval import RetrievalConfig, RetrievalTrainer       # doctest: +SKIP
->>> RetrievalTrainer(RetrievalConfig(model_name="tiny", max_steps=20)).train("export_dir")
+>>> RetrievalTrainer(RetrievalConfig(model_name="tiny", trainer={"max_steps": 20})).train("export_dir")
 
 Names are imported lazily (PEP 562) so that ``leantrain.retrieval.cli``, which every
 ``leantrain`` invocation loads, does not pull in torch, transformers and Lightning.
@@ -47,32 +47,7 @@ try:
 except PackageNotFoundError:  # running from a source tree
     __version__ = "0+unknown"
 
-__all__ = [
-    "EWC",
-    "BM25Ranker",
-    "Corpus",
-    "ImportGraph",
-    "PremiseEntry",
-    "PremiseIndex",
-    "PremiseRetriever",
-    "RetrievalConfig",
-    "RetrievalDataModule",
-    "RetrievalExample",
-    "RetrievalTrainer",
-    "build_tiny_encoder",
-    "evaluate_retriever",
-    "format_table",
-    "info_nce_loss",
-    "load_examples",
-    "mse_similarity_loss",
-    "recall_at_k",
-    "reciprocal_rank",
-    "resolve_model_dir",
-    "retrieval_metrics",
-    "sample_negatives",
-    "synthetic_corpus",
-    "write_synthetic_export",
-]
+__all__ = sorted(_LAZY)
 
 
 def __getattr__(name: str) -> Any:

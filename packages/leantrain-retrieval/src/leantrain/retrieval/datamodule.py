@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -117,13 +116,8 @@ class RetrievalDataModule(L.LightningDataModule):
         num_workers: int = 0,
         seed: int = 42,
         corpus: Corpus | None = None,
-        prepare: Callable[[], None] | None = None,
     ) -> None:
         super().__init__()
-        # prepare (e.g. writing a lifelong export) runs once, on global rank 0 only, before
-        # any rank reads the data (Lightning barriers after prepare_data)
-        self.prepare_data_per_node = False
-        self._prepare = prepare
         self.data_dir = Path(data_dir)
         self.tokenizer = tokenizer
         self.split = split
@@ -138,11 +132,6 @@ class RetrievalDataModule(L.LightningDataModule):
         self.corpus = corpus
         self.train_examples: list[RetrievalExample] = []
         self.val_examples: list[RetrievalExample] = []
-
-    def prepare_data(self) -> None:
-        if self._prepare is not None:
-            prepare, self._prepare = self._prepare, None
-            prepare()
 
     def setup(self, stage: str | None = None) -> None:
         if self.train_examples:  # fit, then validate: read the data once

@@ -245,18 +245,9 @@ class RetrievalTrainer:
         return self.retriever
 
     def _module_kwargs(self) -> dict[str, Any]:
-        c = self.config
-        return {
-            "learning_rate": c.learning_rate,
-            "weight_decay": c.weight_decay,
-            "warmup_steps": c.warmup_steps,
-            "loss": c.loss,
-            "temperature": c.temperature,
-            "context_max_len": c.context_max_len,
-            "premise_max_len": c.premise_max_len,
-            "eval_batch_size": c.eval_batch_size,
-            "ewc_lambda": c.ewc_lambda,
-        }
+        keys = ("learning_rate", "weight_decay", "warmup_steps", "loss", "temperature")
+        keys += ("context_max_len", "premise_max_len", "eval_batch_size", "ewc_lambda")
+        return {k: getattr(self.config, k) for k in keys}
 
     def _start_model(self, init_from: Path | None) -> PremiseRetriever:
         cfg = self.config
