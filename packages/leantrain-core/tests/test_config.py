@@ -135,3 +135,17 @@ def test_optional_list_field_collects_repeated_flags():
     cfg = parse_cli(WithOptionalList, ["--repos", "a", "--repos", "b"])
     assert cfg.repos == ["a", "b"]
     assert parse_cli(WithOptionalList, ["--repos", "a"]).repos == ["a"]
+
+
+def test_config_to_dict_redacts_secrets() -> None:
+    import dataclasses
+
+    from leantrain.core.config import config_to_dict
+
+    @dataclasses.dataclass
+    class C:
+        hub_token: str | None = None
+        lr: float = 0.1
+
+    assert config_to_dict(C(hub_token="hf_abc")) == {"hub_token": "<redacted>", "lr": 0.1}
+    assert config_to_dict(C()) == {"hub_token": None, "lr": 0.1}

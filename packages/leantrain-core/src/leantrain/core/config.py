@@ -19,6 +19,7 @@ import dataclasses
 import difflib
 import enum
 import json
+import re
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -329,8 +330,14 @@ def config_to_dict(cfg: Any) -> dict[str, Any]:
                 pass
         return str(v)
 
+    def value(name: str) -> Any:
+        v = getattr(cfg, name)
+        return "<redacted>" if v and _SECRET.search(name) else safe(v)
+
     return {
-        f.name: safe(getattr(cfg, f.name))
-        for f in dataclasses.fields(cfg)
-        if f.init and hasattr(cfg, f.name)
+        f.name: value(f.name) for f in dataclasses.fields(cfg) if f.init and hasattr(cfg, f.name)
     }
+
+
+# Config fields never written to a manifest in clear (e.g. TrainingArguments.hub_token).
+_SECRET = re.compile(r"token|secret|password|api_key", re.IGNORECASE)

@@ -30,6 +30,7 @@ Run directory::
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -476,6 +477,8 @@ class LifelongEngine:
                 seconds=seconds,
             )
             shutil.rmtree(step.work_dir, ignore_errors=True)
+            with contextlib.suppress(OSError):  # only when no other step's state is left
+                step.work_dir.parent.rmdir()
         elif self.main:  # trained, killed while evaluating: reload the saved model
             trainer.load(self._verified(manifest, ckpt))
         if not self.main:
