@@ -1,8 +1,8 @@
 """Each package installs alone, from its built wheel, with only its declared dependencies.
 
 This is what catches an import of a sibling a package never declared, and checks the
-dependency boundaries of DESIGN.md (core has no torch; progress no trl/peft/lightning;
-retrieval no trl/peft; llm no lightning).
+dependency boundaries of ARCHITECTURE.md (core has no torch; progress no trl/peft/lightning;
+retrieval no trl/peft; llm no lightning; no trainer needs leantrain-export).
 """
 
 from __future__ import annotations
@@ -29,21 +29,21 @@ PACKAGES = {
     "leantrain-tactics": ("leantrain.tactics", ["leantrain-core"], ["torch", "trl", "peft"], []),
     "leantrain-progress": (
         "leantrain.progress",
-        ["leantrain-core", "leantrain-export"],
-        ["trl", "peft", "lightning", "pytorch_lightning"],
-        ["export", "progress"],
+        ["leantrain-core"],
+        ["trl", "peft", "lightning", "pytorch_lightning", "leantrain.export"],
+        ["progress"],
     ),
     "leantrain-retrieval": (
         "leantrain.retrieval",
-        ["leantrain-core", "leantrain-export"],
-        ["trl", "peft"],
-        ["export", "retrieval"],
+        ["leantrain-core"],
+        ["trl", "peft", "leantrain.export"],
+        ["retrieval"],
     ),
     "leantrain-llm": (
         "leantrain.llm",
-        ["leantrain-core", "leantrain-export", "leantrain-tactics"],
-        ["lightning", "pytorch_lightning"],
-        ["export", "sft", "grpo", "llm"],
+        ["leantrain-core", "leantrain-tactics"],
+        ["lightning", "pytorch_lightning", "leantrain.export"],
+        ["sft", "grpo", "llm"],
     ),
 }
 

@@ -76,7 +76,7 @@ def child(mode: str, rows: str, out_dir: str, epochs: float) -> None:
         logging_steps=10_000,
     )
     if mode == "reference":
-        opts.update(padding="max_length", group_by_length=False)
+        opts.update(padding="max_length", train_sampling_strategy="random")
     trainer = ProgressTrainer(rows, output_dir=out_dir, **opts)
     texts = ProgressDataset(rows).texts()
     trainer._ensure_model(texts)
@@ -85,7 +85,7 @@ def child(mode: str, rows: str, out_dir: str, epochs: float) -> None:
         for ids in trainer.tokenizer(texts, truncation=True, max_length=MAX_LENGTH)["input_ids"]
     ]
     t0 = time.perf_counter()
-    fit = trainer.train()["fit"]
+    fit = trainer.train()["final"]
     wall = time.perf_counter() - t0
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
