@@ -429,6 +429,7 @@ class LifelongEngine:
             return
         trainer_dir = self.run_dir / trainer.name
         ckpt = trainer_dir / step_name(index, repo)
+        merged: dict[str, Any] = {}
         if entry is None:  # not trained yet (or killed while training): train
             self._event("start", trainer=trainer.name, repo=repo, repo_index=index)
             if self.main:
@@ -452,7 +453,8 @@ class LifelongEngine:
             with atomic_directory(ckpt) as tmp:
                 trainer.save(tmp)
             if self.evaluate and isinstance(data, (str, Path)):
-                metrics.update(self._evaluate(trainer, data, prefix=f"{self.eval_split}_"))
+                merged = self._evaluate(trainer, data)
+                metrics.update({f"{self.eval_split}_{k}": v for k, v in merged.items()})
             entry = {
                 "repo": repo,
                 "index": index,
@@ -488,7 +490,8 @@ class LifelongEngine:
         for j, repo_j, eval_dir in eval_dirs:
             if (trainer.name, index, j) in seen:
                 continue
-            metrics = self._evaluate(trainer, eval_dir)
+            # after the first repository the merged test split *is* its own: score it once
+            metrics = merged if index == j == 0 and merged else self._evaluate(trainer, eval_dir)
             row = {
                 "trainer": trainer.name,
                 "step": index,
@@ -515,12 +518,11 @@ class LifelongEngine:
             except CheckpointError:
                 continue  # being replaced right now
 
-    def _evaluate(self, trainer: LifelongTrainer, data: Any, prefix: str = "") -> dict[str, Any]:
+    def _evaluate(self, trainer: LifelongTrainer, data: Any) -> dict[str, Any]:
         try:
-            metrics = trainer.evaluate(data, self.eval_split)
+            return dict(trainer.evaluate(data, self.eval_split))
         except LeanTrainError as e:  # e.g. an empty test split: keep the trained model
-            return {f"{prefix}skipped": e.one_line()} if not prefix else {}
-        return {f"{prefix}{k}": v for k, v in metrics.items()}
+            return {"skipped": e.one_line()}
 
     def _init_from(self, manifest: RunManifest, name: str, index: int) -> Path | None:
         source = self.chain.get(name)

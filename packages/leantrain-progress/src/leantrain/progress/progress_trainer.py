@@ -54,6 +54,10 @@ def _log_lines(log_file: Path | None) -> Any:
     return LogLines()
 
 
+def _no_log(*args: Any, **kwargs: Any) -> None:
+    """``ProgressCallback.on_log`` writes every log dict to stdout; the log file has them."""
+
+
 class ProgressTrainer:
     """Train the LeanProgress steps-remaining regressor.
 
@@ -190,7 +194,7 @@ class ProgressTrainer:
         resuming from the last checkpoint in ``step.work_dir``. A directory (an export) with
         no usable proofs is skipped: ``{"skipped": reason}``."""
         from transformers import DataCollatorWithPadding, Trainer
-        from transformers.trainer_callback import PrinterCallback
+        from transformers.trainer_callback import PrinterCallback, ProgressCallback
         from transformers.trainer_utils import get_last_checkpoint
 
         cfg = self.config
@@ -225,6 +229,8 @@ class ProgressTrainer:
             callbacks=[_log_lines(step.log_file), *self.callbacks, *step.callbacks],
         )
         trainer.remove_callback(PrinterCallback)  # stdout is for results (the CLI's JSON)
+        if trainer.pop_callback(ProgressCallback) is not None:  # its bar, not its tqdm.write
+            trainer.add_callback(type("BarOnly", (ProgressCallback,), {"on_log": _no_log}))
         out = trainer.train(resume_from_checkpoint=last)
         self.trainer, self.model = trainer, trainer.model
         history = [h for h in trainer.state.log_history if "eval_mse" in h]
