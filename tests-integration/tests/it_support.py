@@ -50,7 +50,12 @@ def tiny_pipeline_config(
             "max_eval_samples": 2,
             "eval_k": 1,
         },
-        "retrieval": {"model_name": "tiny", "trainer": {"max_steps": 3}, "batch_size": 4, "warmup_steps": 1},
+        "retrieval": {
+            "model_name": "tiny",
+            "trainer": {"max_steps": 3},
+            "batch_size": 4,
+            "warmup_steps": 1,
+        },
         "progress": {"model_name": "tiny", "epochs": 1, "learning_rate": 0.001},
     }
     for name in ("sft", "grpo", "retrieval", "progress"):

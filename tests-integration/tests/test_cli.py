@@ -111,4 +111,4 @@ def test_pipeline_cli_jsonl_mode(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     assert lines[-1]["kind"] == "result"
-    assert any(e["kind"] == "metrics" and e["trainer"] == "progress" for e in lines)
+    assert any(e["kind"] == "step" and e["trainer"] == "progress" for e in lines)

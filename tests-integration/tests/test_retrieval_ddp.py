@@ -34,7 +34,7 @@ def test_retriever_trains_with_ddp_on_two_cpu_processes(tmp_path):
     printed = json.loads(proc.stdout)  # only rank 0 prints
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "completed"
-    metrics = next(iter(manifest["metrics"]["per_repo"].values()))
+    metrics = next(iter(manifest["metrics"]["per_repo"].values()))["retrieval"]
     assert metrics["world_size"] == 2 and metrics["global_step"] == 5
     assert printed["final_metrics"]["val_R@10"] == metrics["val_R@10"]
     assert (out / "model" / "encoder" / "model.safetensors").is_file()
@@ -74,7 +74,7 @@ def test_lifelong_ddp_exports_once_and_trains_every_repo(tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["completed_repos"] == order and manifest["status"] == "completed"
     for repo in order:
-        assert manifest["metrics"]["per_repo"][repo]["world_size"] == 2
+        assert manifest["metrics"]["per_repo"][repo]["retrieval"]["world_size"] == 2
     # one merged export per step, written by rank 0 only
     assert len(
         [p for p in (out / "data").iterdir() if p.is_dir() and not p.name.startswith(".")]

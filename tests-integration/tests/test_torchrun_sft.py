@@ -29,7 +29,7 @@ def test_torchrun_two_processes_sft(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "completed"
-    per_repo = next(iter(manifest["metrics"]["per_repo"].values()))
+    per_repo = next(iter(manifest["metrics"]["per_repo"].values()))["sft"]
     assert per_repo["global_step"] == 4
     # 2 processes × batch 2: each optimizer step consumed 4 of the 26 training examples
     assert per_repo["num_examples"] == 26

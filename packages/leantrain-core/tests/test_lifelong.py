@@ -182,3 +182,17 @@ def test_forgetting_of_a_lower_is_better_metric() -> None:
     assert s["forgetting"] == [pytest.approx(1.0)]
     assert s["average"] == pytest.approx(2.0)
     assert s["average_per_step"] == [2.0, 2.0]
+
+
+def test_reporting_settings_may_change_on_resume(tmp_path: Path) -> None:
+    db = FakeDatabase()
+    cfg = {"lr": 1, "disable_tqdm": False, "report_to": "none"}
+    LifelongEngine(
+        tmp_path, [FakeTrainer()], database=db, repos=REPOS[:1], configs={"fake": cfg}
+    ).run()
+    trainer = FakeTrainer()
+    quieter = {**cfg, "disable_tqdm": True, "report_to": "tensorboard"}
+    LifelongEngine(
+        tmp_path, [trainer], database=db, repos=REPOS[:2], configs={"fake": quieter}
+    ).run()
+    assert [s.index for s in trainer.steps] == [1]

@@ -555,10 +555,34 @@ class LifelongEngine:
             self.on_event(event)
 
 
+# Settings that change how a run reports, not what it trains: a resume may change them (and
+# transformers derives some from the environment, e.g. disable_tqdm from the log level).
+UNTRACKED_KEYS = frozenset(
+    {
+        "output_dir",
+        "logging_dir",
+        "report_to",
+        "run_name",
+        "disable_tqdm",
+        "log_level",
+        "log_level_replica",
+        "logging_steps",
+        "logging_first_step",
+        "logging_strategy",
+        "log_every_n_steps",
+        "push_to_hub",
+        "hub_token",
+        "dataloader_num_workers",
+        "num_workers",
+    }
+)
+
+
 def _changed(old: Any, new: Any) -> list[str]:
     """Keys whose values differ (a section that is not a dict counts as one key: '')."""
     if isinstance(old, dict) and isinstance(new, dict):
-        return [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+        keys = sorted((set(old) | set(new)) - UNTRACKED_KEYS)
+        return [k for k in keys if old.get(k) != new.get(k)]
     return [] if old == new else [""]
 
 
