@@ -45,7 +45,12 @@ def bench(model_kwargs: dict, mode: str, steps: int, batch: int) -> tuple[float,
         if mode == "padding_free":
             extra = {"padding_free": True, "max_length": None, "train_sampling_strategy": "random"}
         if mode == "packed":
-            extra = {"packing": True, "packing_strategy": "bfd", "max_length": 1024, "train_sampling_strategy": "random"}
+            extra = {
+                "packing": True,
+                "packing_strategy": "bfd",
+                "max_length": 1024,
+                "train_sampling_strategy": "random",
+            }
         cfg = SFTConfig(
             output_dir=out,
             max_steps=steps,

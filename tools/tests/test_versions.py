@@ -41,7 +41,11 @@ def test_check_reports_a_range_that_excludes_the_sibling(tmp_path):
     core = root / "packages" / "leantrain-core" / "pyproject.toml"
     core.write_text(core.read_text().replace('version = "0.1.0"', 'version = "0.2.0"', 1))
     problems = check(root)
-    assert any(p.startswith("leantrain-export: requires leantrain-core") and p.endswith("but leantrain-core is at 0.2.0") for p in problems)
+    assert any(
+        p.startswith("leantrain-export: requires leantrain-core")
+        and p.endswith("but leantrain-core is at 0.2.0")
+        for p in problems
+    )
 
 
 def test_check_rejects_exact_pins(tmp_path):
@@ -53,5 +57,10 @@ def test_check_rejects_exact_pins(tmp_path):
 
 def test_update_changelog_names_the_release():
     text = "# Changelog — x\n\n## 0.1.0 (unreleased)\n\n- thing\n"
-    assert update_changelog(text, "0.2.0", "2026-11-22") == "# Changelog — x\n\n## 0.2.0 (2026-11-22)\n\n- thing\n"
-    assert "## 0.3.0 (2026-11-22)" in update_changelog("# Changelog — x\n\n## 0.2.0 (d)\n", "0.3.0", "2026-11-22")
+    assert (
+        update_changelog(text, "0.2.0", "2026-11-22")
+        == "# Changelog — x\n\n## 0.2.0 (2026-11-22)\n\n- thing\n"
+    )
+    assert "## 0.3.0 (2026-11-22)" in update_changelog(
+        "# Changelog — x\n\n## 0.2.0 (d)\n", "0.3.0", "2026-11-22"
+    )

@@ -42,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     pkgs = members()
     if args.package not in pkgs:
-        print(f"error: unknown package '{args.package}'; one of: {', '.join(pkgs)}", file=sys.stderr)
+        print(
+            f"error: unknown package '{args.package}'; one of: {', '.join(pkgs)}", file=sys.stderr
+        )
         return 2
     cmd = ["uv", "version", "--bump", args.bump, "--package", args.package, "--no-sync"]
     if args.dry_run:
@@ -52,7 +54,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     member = members()[args.package]
     member.changelog.write_text(
-        update_changelog(member.changelog.read_text(encoding="utf-8"), member.version, dt.date.today().isoformat()),
+        update_changelog(
+            member.changelog.read_text(encoding="utf-8"),
+            member.version,
+            dt.date.today().isoformat(),
+        ),
         encoding="utf-8",
     )
     problems = check()
@@ -60,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"warning: {p}")
     print(f"bumped {member.name} to {member.version}; tag: {member.tag}")
     print("next: uv lock && git commit -am 'release: " + member.tag + f"' && git tag {member.tag}")
-    print(f"      uv build --package {member.name} --no-sources && (smoke-install the wheel, run 'leantrain --help')")
+    print(
+        f"      uv build --package {member.name} --no-sources && (smoke-install the wheel, run 'leantrain --help')"
+    )
     return 1 if problems else 0
 
 

@@ -19,7 +19,12 @@ def check(root: Path = REPO_ROOT) -> list[str]:
     pkgs = members(root)
     problems = []
     for m in pkgs.values():
-        sources = tomllib.loads((m.path / "pyproject.toml").read_text()).get("tool", {}).get("uv", {}).get("sources", {})
+        sources = (
+            tomllib.loads((m.path / "pyproject.toml").read_text())
+            .get("tool", {})
+            .get("uv", {})
+            .get("sources", {})
+        )
         for req in m.requirements:
             sib = pkgs.get(req.name)
             if sib is None:
@@ -27,11 +32,17 @@ def check(root: Path = REPO_ROOT) -> list[str]:
             if not str(req.specifier):
                 problems.append(f"{m.name}: requirement on {sib.name} has no version range")
             elif any(s.operator in ("==", "===") for s in req.specifier):
-                problems.append(f"{m.name}: pins {sib.name} with '{req.specifier}' (use a range such as >=0.1,<0.2)")
+                problems.append(
+                    f"{m.name}: pins {sib.name} with '{req.specifier}' (use a range such as >=0.1,<0.2)"
+                )
             elif not req.specifier.contains(sib.version, prereleases=True):
-                problems.append(f"{m.name}: requires {sib.name}{req.specifier} but {sib.name} is at {sib.version}")
+                problems.append(
+                    f"{m.name}: requires {sib.name}{req.specifier} but {sib.name} is at {sib.version}"
+                )
             if sources.get(req.name, {}).get("workspace") is not True:
-                problems.append(f"{m.name}: {sib.name} lacks '[tool.uv.sources] {sib.name} = {{ workspace = true }}'")
+                problems.append(
+                    f"{m.name}: {sib.name} lacks '[tool.uv.sources] {sib.name} = {{ workspace = true }}'"
+                )
     return problems
 
 
