@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -36,12 +37,14 @@ def test_retriever_trains_with_ddp_on_two_cpu_processes(tmp_path):
     assert manifest["status"] == "completed"
     metrics = next(iter(manifest["metrics"]["per_repo"].values()))["retrieval"]
     assert metrics["world_size"] == 2 and metrics["global_step"] == 5
-    assert printed["final_metrics"]["val_R@10"] == metrics["val_R@10"]
-    assert (out / "model" / "encoder" / "model.safetensors").is_file()
+    assert printed["final"]["val_R@10"] == metrics["val_R@10"]
+    model_dir = Path(printed["model_dir"])
+    assert model_dir.parent == out / "retrieval" and model_dir.name.startswith("000-")
+    assert (model_dir / "encoder" / "model.safetensors").is_file()
 
     from leantrain.retrieval import PremiseRetriever
 
-    model = PremiseRetriever.from_pretrained(out / "model")
+    model = PremiseRetriever.from_pretrained(model_dir)
     assert type(model.tokenizer).__name__ == "ByT5Tokenizer"
     assert model.encode_texts(["x : Nat\n⊢ x = x"]).shape == (1, 32)
 
@@ -76,6 +79,4 @@ def test_lifelong_ddp_exports_once_and_trains_every_repo(tmp_path):
     for repo in order:
         assert manifest["metrics"]["per_repo"][repo]["retrieval"]["world_size"] == 2
     # one merged export per step, written by rank 0 only
-    assert len(
-        [p for p in (out / "data").iterdir() if p.is_dir() and not p.name.startswith(".")]
-    ) == len(order)
+    assert len([p for p in (out / "data").glob("0*") if p.is_dir()]) == len(order)

@@ -33,4 +33,5 @@ def test_torchrun_two_processes_sft(tmp_path):
     assert per_repo["global_step"] == 4
     # 2 processes × batch 2: each optimizer step consumed 4 of the 26 training examples
     assert per_repo["num_examples"] == 26
-    assert (out / "model" / "model.safetensors").is_file()
+    (model_dir,) = (out / "sft").glob("000-*")
+    assert (model_dir / "model.safetensors").is_file()
