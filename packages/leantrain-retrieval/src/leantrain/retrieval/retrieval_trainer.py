@@ -43,7 +43,7 @@ def resolve_model_dir(path: str | Path) -> Path:
 
 
 class BestRetrieverCheckpoint(L.Callback):
-    """Saves the retriever (HF dir + JSON) whenever validation R@10 improves (rank 0 only)."""
+    """Saves the retriever (HF dir + JSON) whenever validation R@10 improves or ties (rank 0)."""
 
     def __init__(self, directory: Path, monitor: str = "val_R@10") -> None:
         self.directory = directory
@@ -55,7 +55,8 @@ class BestRetrieverCheckpoint(L.Callback):
         value = trainer.callback_metrics.get(self.monitor)
         if trainer.sanity_checking or value is None:
             return
-        if self.best is None or float(value) > self.best:
+        # ties go to the later (more trained) model: on small validation sets R@10 is often flat
+        if self.best is None or float(value) >= self.best:
             self.best = float(value)
             self.best_metrics = {
                 k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val_")
@@ -275,8 +276,10 @@ class RetrievalTrainer:
             return False
         from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
 
-        root = self.output_dir / NAME / "logs"
-        version = step.log_file.stem if step.log_file is not None else f"{step.index:03d}"
+        if step.log_file is not None:  # beside the engine's JSON-lines log of the step
+            root, version = step.log_file.parent, step.log_file.stem
+        else:
+            root, version = self.output_dir / NAME / "logs", f"{step.index:03d}"
         cls = TensorBoardLogger if choice == "tensorboard" else CSVLogger
         return cls(root, name="", version=version)
 

@@ -95,9 +95,14 @@ def _hush_libraries() -> None:
         "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
     }.items():
         os.environ.setdefault(key, value)
+    import logging
     import warnings
 
     warnings.filterwarnings("ignore")
+    import lightning.pytorch  # noqa: F401 - it sets its loggers to INFO when imported
+
+    for name in ("lightning.pytorch", "lightning.fabric"):
+        logging.getLogger(name).setLevel(logging.WARNING)  # "GPU available: …", tips
 
 
 def _run_pipeline(config: Any, *, quiet: bool, jsonl: bool, verbose: bool = False) -> int:

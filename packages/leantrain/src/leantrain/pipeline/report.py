@@ -91,7 +91,11 @@ def _plot_history(trainer: str, runs: list[tuple[str, list[dict[str, Any]]]], pa
     offset = 0
     plotted = False
     for name, rows in runs:
-        pts = [(r["step"], r["loss"]) for r in rows if _number(r.get("loss")) and "step" in r]
+        pts = [
+            (r["step"], r.get("loss", r.get("train_loss")))
+            for r in rows
+            if _number(r.get("loss", r.get("train_loss"))) and "step" in r
+        ]
         if not pts:
             continue
         xs = [offset + s for s, _ in pts]
