@@ -152,3 +152,18 @@ def test_a_rerun_with_another_config_is_refused(tmp_path):
     cfg["progress"]["learning_rate"] = 0.01
     with pytest.raises(ConfigError, match=r"progress\.learning_rate"):
         Pipeline(cfg).run()
+    cfg["overwrite"] = True  # starts over: one step, with the new config
+    Pipeline(cfg).run()
+    manifest = RunManifest.load(tmp_path / "run")
+    assert manifest.data["config"]["progress"]["learning_rate"] == 0.01
+    assert len(manifest.data["steps"]) == 1
+
+
+def test_a_run_dir_with_other_files_is_refused(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "thesis.tex").write_text("mine")
+    cfg = tiny_pipeline_config(tmp_path / "run", trainers=["progress"], repos=1)
+    cfg["overwrite"] = True
+    with pytest.raises(ConfigError, match="did not write"):
+        Pipeline(cfg).run()
+    assert [p.name for p in (tmp_path / "run").iterdir()] == ["thesis.tex"]

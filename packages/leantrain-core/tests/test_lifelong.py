@@ -196,3 +196,27 @@ def test_reporting_settings_may_change_on_resume(tmp_path: Path) -> None:
         tmp_path, [trainer], database=db, repos=REPOS[:2], configs={"fake": quieter}
     ).run()
     assert [s.index for s in trainer.steps] == [1]
+
+
+def test_the_engine_refuses_a_foreign_directory(tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_text("mine")
+    with pytest.raises(ConfigError, match="did not write"):
+        LifelongEngine(tmp_path, [FakeTrainer()], database=FakeDatabase(), repos=REPOS).run()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
+
+
+def test_overwrite_starts_a_changed_run_over(tmp_path: Path) -> None:
+    db = FakeDatabase()
+    LifelongEngine(
+        tmp_path, [FakeTrainer()], database=db, repos=REPOS[:1], configs={"fake": {"lr": 1}}
+    ).run()
+    trainer = FakeTrainer()
+    LifelongEngine(
+        tmp_path,
+        [trainer],
+        database=db,
+        repos=REPOS[:1],
+        configs={"fake": {"lr": 2}},
+        overwrite=True,
+    ).run()
+    assert [s.index for s in trainer.steps] == [0]

@@ -50,6 +50,7 @@ from leantrain.core.errors import (
 )
 from leantrain.core.events import EventLog
 from leantrain.core.manifest import RunManifest
+from leantrain.core.output_dir import claim_output_dir
 
 DATA_SUBDIR = "data"
 EVAL_SUBDIR = "eval"
@@ -230,7 +231,9 @@ class LifelongEngine:
     (``{"grpo": "sft"}``: GRPO refines each repository's SFT model). ``evaluate`` turns the
     per-repository evaluations (the forgetting matrix) on or off; ``on_event`` sees every event
     written to ``metrics.jsonl`` (for progress bars); ``callbacks`` maps a trainer's name to
-    engine callbacks handed to it in each :class:`Step`. A rerun with the same trainers resumes:
+    engine callbacks handed to it in each :class:`Step`. ``run_dir`` must be new, empty or an
+    earlier run (see :mod:`leantrain.core.output_dir`); ``overwrite`` empties an earlier run
+    first (a different config is otherwise an error naming the changed keys). A rerun with the same trainers resumes:
     finished steps are skipped, an interrupted one continues from its ``work_dir``.
     """
 
@@ -249,6 +252,8 @@ class LifelongEngine:
         configs: Mapping[str, Mapping[str, Any]] | None = None,
         on_event: Event | None = None,
         callbacks: Mapping[str, Sequence[Any]] | None = None,
+        overwrite: bool = False,
+        output_flag: str = "--output-dir",
         kind: str = "lifelong",
     ) -> None:
         if not trainers:
@@ -280,6 +285,8 @@ class LifelongEngine:
         self.configs = {k: dict(v) for k, v in (configs or {}).items()}
         self.on_event = on_event
         self.callbacks = {k: list(v) for k, v in (callbacks or {}).items()}
+        self.overwrite = overwrite
+        self.output_flag = output_flag
         self.kind = kind
         self.main = is_main_process()
         self.events = EventLog(self.run_dir) if self.main else None
@@ -323,6 +330,13 @@ class LifelongEngine:
         if not self.main:
             _wait_for(path)
             return RunManifest.load(self.run_dir)
+        claim_output_dir(
+            self.run_dir,
+            kind="run",
+            flag=self.output_flag,
+            overwrite=self.overwrite,
+            legacy=("manifest.json",),
+        )
         if path.is_file():
             manifest = RunManifest.load(self.run_dir)
             old = manifest.data.get("config", {})
@@ -335,7 +349,7 @@ class LifelongEngine:
                 raise ConfigError(
                     f"{self.run_dir} holds a run with a different config "
                     f"(changed: {', '.join(changed[:6])})",
-                    hint="use another output directory, or delete this one to start over",
+                    hint="same config to resume; another directory, or --overwrite to start over",
                 )
             return manifest
         return RunManifest.load_or_create(self.run_dir, kind=self.kind, config=run_config)
@@ -572,6 +586,7 @@ UNTRACKED_KEYS = frozenset(
         "log_every_n_steps",
         "push_to_hub",
         "hub_token",
+        "overwrite",
         "dataloader_num_workers",
         "num_workers",
     }

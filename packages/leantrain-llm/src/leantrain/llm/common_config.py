@@ -84,6 +84,12 @@ class LeanTrainArguments:
         default=64,
         metadata={"help": "Evaluate tactic accuracy on at most this many examples (None: all)."},
     )
+    overwrite: bool = field(
+        default=False,
+        metadata={
+            "help": "Start over when the output directory holds an earlier run with another config (deletes that run; never other files)."
+        },
+    )
 
     def _resolve_precision(self) -> None:
         # TRL defaults bf16 to True, which fails on CPU: use it only where the GPU supports it.

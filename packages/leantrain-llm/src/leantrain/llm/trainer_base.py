@@ -220,6 +220,7 @@ class LLMTrainer:
             evaluate=bool(split),
             eval_split=split or "test",
             configs={self.name: config_to_dict(self.config)},
+            overwrite=self.config.overwrite,
         )
         return engine.run()[self.name]
 

@@ -65,6 +65,12 @@ class ProgressConfig(TrainingArguments):
             "help": "Traced proofs using sorry: drop the theorem, or only its sorry tactics."
         },
     )
+    overwrite: bool = field(
+        default=False,
+        metadata={
+            "help": "Start over when the output directory holds an earlier run with another config (deletes that run; never other files)."
+        },
+    )
     tiny_hidden_size: int = field(default=64, metadata={"help": "Hidden size of the 'tiny' model."})
     tiny_layers: int = field(default=2, metadata={"help": "Layers of the 'tiny' model."})
     tiny_vocab_size: int = field(

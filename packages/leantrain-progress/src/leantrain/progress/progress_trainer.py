@@ -280,6 +280,7 @@ class ProgressTrainer:
             data_path=data_path,
             evaluate=repos is not None or Path(str(data)).is_dir(),  # not on training rows
             configs={self.name: config_to_dict(self.config)},
+            overwrite=self.config.overwrite,
         )
         return engine.run()[self.name]
 

@@ -112,6 +112,12 @@ class RetrievalConfig:
     seed: int = field(
         default=42, metadata={"help": "random seed (negatives, initialisation, shuffling)"}
     )
+    overwrite: bool = field(
+        default=False,
+        metadata={
+            "help": "start over when the output directory holds an earlier run with another config (deletes that run; never other files)."
+        },
+    )
     tiny_d_model: int = field(default=64, metadata={"help": "hidden size of the 'tiny' encoder"})
     tiny_layers: int = field(default=2, metadata={"help": "layers of the 'tiny' encoder"})
 

@@ -142,6 +142,7 @@ class RetrievalTrainer:
             data_path=data_path,
             evaluate=cfg.evaluate_after_repo,
             configs={NAME: config_to_dict(cfg)},
+            overwrite=cfg.overwrite,
         ).run()[NAME]
         if self.retriever is None and result["model_dir"]:  # nothing left to train: reload
             self.load(Path(result["model_dir"]))

@@ -131,6 +131,11 @@ def _output_flags(p: argparse.ArgumentParser) -> None:
         help="print events and the result as JSON lines (for scripts)",
     )
     p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start over if the run directory holds an earlier run with another config",
+    )
+    p.add_argument(
         "--verbose",
         action="store_true",
         help="keep the training engines' own logs and progress bars",
@@ -148,8 +153,10 @@ def _demo(argv: list[str]) -> int:
     args = p.parse_args(argv)
     from leantrain.pipeline.demo import demo_config
 
+    cfg = demo_config(args.name, args.run_dir)
+    cfg["overwrite"] = args.overwrite
     return _run_pipeline(
-        demo_config(args.name, args.run_dir),
+        cfg,
         quiet=args.quiet,
         jsonl=args.jsonl,
         verbose=args.verbose,
@@ -174,6 +181,8 @@ def _pipeline(argv: list[str]) -> int:
     cfg = load_yaml(args.config)
     if args.run_dir:
         cfg["run_dir"] = args.run_dir
+    if args.overwrite:
+        cfg["overwrite"] = True
     return _run_pipeline(cfg, quiet=args.quiet, jsonl=args.jsonl, verbose=args.verbose)
 
 

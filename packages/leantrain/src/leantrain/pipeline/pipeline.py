@@ -19,6 +19,7 @@ from leantrain.core.events import EventLog
 from leantrain.core.forgetting import forgetting_report
 from leantrain.core.lifelong import LifelongEngine
 from leantrain.core.manifest import RunManifest
+from leantrain.core.output_dir import claim_output_dir
 from leantrain.core.schemas import read_json
 from leantrain.pipeline.pipeline_config import PipelineConfig
 from leantrain.pipeline.report import render_report, summary_rows
@@ -134,7 +135,13 @@ class Pipeline:
         from leantrain.export import Database
 
         cfg = self.config
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        claim_output_dir(
+            self.run_dir,
+            kind="run",
+            flag="--run-dir",
+            overwrite=cfg.overwrite,
+            legacy=("manifest.json", IMPORTS_NAME),
+        )
         imported = self._import_sources()
         with Database(cfg.resolved_database, create=False) as db:
             order = self._order(db, imported)
@@ -142,7 +149,7 @@ class Pipeline:
             run_config = {
                 k: v
                 for k, v in config_to_dict(cfg).items()
-                if k not in ("sft", "grpo", "retrieval", "progress", "name", "run_dir")
+                if k not in ("sft", "grpo", "retrieval", "progress", "name", "run_dir", "overwrite")
             }
             configs = {"pipeline": run_config}
             configs.update({t: config_to_dict(getattr(cfg, t)) for t in cfg.trainers})
@@ -172,6 +179,7 @@ class Pipeline:
                 evaluate=cfg.evaluate_each_repo,
                 configs=configs,
                 on_event=on_event,
+                output_flag="--run-dir",
                 kind="pipeline",
             )
             if (self.run_dir / "manifest.json").is_file():

@@ -105,6 +105,13 @@ class PipelineConfig:
         default=42,
         metadata={"help": "Seed of the splits and of every trainer that has no seed of its own."},
     )
+    overwrite: bool = field(
+        default=False,
+        metadata={
+            "help": "Start over when the run directory holds an earlier run with another config "
+            "(deletes that run; never other files)."
+        },
+    )
 
     def __post_init__(self) -> None:
         unknown = [t for t in self.trainers if t not in TRAINERS]

@@ -1,0 +1,104 @@
+"""Output directories leantrain may write: its own, or new ones — never the user's other files.
+
+Every command that writes a directory (a run, an export, an index) first calls
+:func:`claim_output_dir`. It refuses ``""``, ``.``, ``/``, the home directory, the current
+directory or any directory above it, a file, a system directory, and an existing directory that
+holds files leantrain did not write. A directory leantrain wrote carries a marker file
+(``.leantrain``, saying which kind of output it is), so replacing or resuming its own earlier
+output stays possible and atomic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from leantrain.core.atomic import atomic_write_json
+from leantrain.core.errors import ConfigError
+
+MARKER_NAME = ".leantrain"
+_SYSTEM_ROOTS = ("/proc", "/sys", "/dev", "/etc", "/bin", "/sbin", "/usr", "/boot")
+
+
+def output_kind(path: str | Path) -> str | None:
+    """The kind of leantrain output ``path`` holds (``"run"``, ``"export"`` …), or ``None``."""
+    marker = Path(path) / MARKER_NAME
+    if not marker.is_file():
+        return None
+    try:
+        data = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return str(data.get("kind")) if isinstance(data, dict) else None
+
+
+def write_marker(directory: str | Path, kind: str) -> None:
+    """Mark ``directory`` as leantrain's output of ``kind`` (e.g. inside an atomic build)."""
+    atomic_write_json(Path(directory) / MARKER_NAME, {"kind": kind, "written_by": "leantrain"})
+
+
+def check_output_dir(
+    path: str | Path | None, *, kind: str, flag: str = "--output-dir", legacy: tuple[str, ...] = ()
+) -> Path:
+    """Raise :class:`ConfigError` unless leantrain may write its ``kind`` of output at ``path``.
+
+    Allowed: a path that does not exist yet, an empty directory, or a directory marked as this
+    ``kind`` of leantrain output (``legacy`` names files that also identify one, for outputs
+    written before markers existed). Returns the path.
+    """
+    if path is None or not str(path).strip():
+        raise ConfigError(f"{flag} is empty", hint=f"give a new directory, e.g. {flag} runs/new")
+    raw = Path(path)
+    resolved = raw.expanduser().resolve()
+    cwd = Path.cwd().resolve()
+    dangerous = {Path("/"), Path.home().resolve()}
+    if resolved in dangerous or resolved == cwd or resolved in cwd.parents:
+        raise ConfigError(
+            f"{flag} {str(path)!r} is the current directory, one above it, / or the home directory",
+            hint=f"leantrain replaces its output directories as a whole: give a new one, e.g. {flag} runs/new",
+        )
+    if any(resolved == Path(r) or Path(r) in resolved.parents for r in _SYSTEM_ROOTS):
+        raise ConfigError(
+            f"{flag} {str(path)!r} is a system directory", hint="give a directory of your own"
+        )
+    if resolved.is_file() or (resolved.exists() and not resolved.is_dir()):
+        raise ConfigError(
+            f"{flag} {str(path)!r} is a file, not a directory",
+            hint="give the path of a new directory",
+        )
+    if resolved.is_dir() and any(resolved.iterdir()):
+        found = output_kind(resolved)
+        if found is None and any((resolved / name).exists() for name in legacy):
+            found = kind
+        if found != kind:
+            what = "files leantrain did not write" if found is None else f"a leantrain {found}"
+            raise ConfigError(
+                f"{flag} {str(path)!r} already exists and holds {what}",
+                hint="give a new directory (leantrain never writes over other files)",
+            )
+    return raw
+
+
+def claim_output_dir(
+    path: str | Path | None,
+    *,
+    kind: str,
+    flag: str = "--output-dir",
+    overwrite: bool = False,
+    legacy: tuple[str, ...] = (),
+) -> Path:
+    """:func:`check_output_dir`, then create and mark the directory. With ``overwrite``, an
+    earlier output of the same kind is emptied first (never anything else). Returns the path."""
+    path = check_output_dir(path, kind=kind, flag=flag, legacy=legacy)
+    if overwrite and path.is_dir():
+        for child in path.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                os.unlink(child)
+    path.mkdir(parents=True, exist_ok=True)
+    if output_kind(path) != kind:
+        write_marker(path, kind)
+    return path
