@@ -2,7 +2,10 @@
 
 Only :func:`register` runs when ``leantrain`` starts; the subcommands import the database code
 when they run. Argument errors are :class:`~leantrain.core.errors.ConfigError` (one line,
-exit 2), bad data :class:`~leantrain.core.errors.DataError` (exit 1).
+exit 2), bad data :class:`~leantrain.core.errors.DataError` (exit 1). An SQLite error from a
+damaged database becomes a DataError naming the ``--db`` file, never a traceback. ``merge`` and
+``dump-json`` check ``--out`` before opening the database: only a new path or leantrain's own
+earlier output may be (atomically) replaced.
 """
 
 from __future__ import annotations
@@ -58,7 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URL@COMMIT",
         help="a repository (repeat; default: all)",
     )
-    sp.add_argument("--out", required=True, help="output directory (replaced atomically)")
+    sp.add_argument(
+        "--out",
+        required=True,
+        help="output directory: new, empty, or an earlier export (replaced atomically)",
+    )
     sp.add_argument(
         "--val-fraction", type=float, default=0.2, help="fraction of theorems in val (default 0.2)"
     )
@@ -78,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("curriculum", "the repositories ordered easiest first (LeanAgent's rule)")
     sp.add_argument("--json", action="store_true", help="print JSON")
     sp = add("dump-json", "write the database as a LeanDojo-v2 dynamic_database.json")
-    sp.add_argument("--out", required=True, help="output file")
+    sp.add_argument(
+        "--out", required=True, help="output file: new, or an earlier dump (replaced atomically)"
+    )
     sp.add_argument(
         "--repo",
         action="append",
@@ -98,13 +107,51 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _say(text: str) -> None:
+    """Print ``text``; a path that is not valid UTF-8 is shown with escapes, not a traceback."""
+    try:
+        print(text)
+    except UnicodeEncodeError:
+        import sys
+
+        enc = sys.stdout.encoding or "utf-8"
+        print(text.encode(enc, "backslashreplace").decode(enc))
+
+
 def _print(obj: Any) -> None:
-    print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+    _say(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
 
 
 def run(argv: list[str]) -> int:
     """Run ``leantrain export`` with ``argv``; returns the exit code."""
+    import sqlite3
+
+    from leantrain.core.errors import DataError
+
     args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except sqlite3.OperationalError as e:
+        if "locked" in str(e) or "busy" in str(e):
+            raise DataError(
+                args.db,
+                "the database stayed locked by another process",
+                hint="wait for the other leantrain process to finish, then run this again",
+            ) from None
+        raise DataError(
+            args.db,
+            f"cannot read the database ({e})",
+            hint="it may be damaged: restore it from a backup, or import into a new file",
+        ) from None
+    except sqlite3.DatabaseError as e:
+        raise DataError(
+            args.db,
+            f"the database is damaged ({e})",
+            hint="restore it from a backup, or import into a new file (--db new.db)",
+        ) from None
+
+
+def _run(args: argparse.Namespace) -> int:
     from leantrain.export.database import Database
 
     if args.cmd == "import":
@@ -123,12 +170,20 @@ def run(argv: list[str]) -> int:
             for path in args.paths:
                 ids += db.import_path(path, date_processed=date)
             for rid in ids:
-                print(f"imported {rid}")
+                _say(f"imported {rid}")
             s = db.stats()
-            print(
+            _say(
                 f"{args.db}: {s['repositories']} repositories, {s['theorems']} theorems, {s['tactics']} tactics"
             )
         return 0
+    if args.cmd == "merge":
+        from leantrain.export.export_merged import check_export_dir
+
+        check_export_dir(args.out, flag="--out")  # before the database is even opened
+    if args.cmd == "dump-json":
+        from leantrain.export.dynamic_json import check_dump_path
+
+        check_dump_path(args.out, flag="--out")
     if args.cmd == "trace":
         from leantrain.export.trace import check_trace_requirements
 
@@ -139,16 +194,14 @@ def run(argv: list[str]) -> int:
             if args.json:
                 _print([r.to_json() for r in repos])
             for r in [] if args.json else repos:
-                print(
-                    f"{r.id}\t{r.name}\t{r.num_theorems} theorems\t{r.date_processed.isoformat()}"
-                )
+                _say(f"{r.id}\t{r.name}\t{r.num_theorems} theorems\t{r.date_processed.isoformat()}")
         elif args.cmd == "stats":
             s = db.stats()
             if args.json:
                 _print(s)
             else:
                 for k, v in s.items():
-                    print(f"{k}: {v}")
+                    _say(f"{k}: {v}")
         elif args.cmd == "merge":
             from leantrain.export.export_merged import export_merged_data
 
@@ -161,11 +214,11 @@ def run(argv: list[str]) -> int:
                 seed=args.seed,
                 novel_premise_rate=args.novel_premise_rate,
             )
-            print(
+            _say(
                 f"wrote {result.out_dir}: {result.num_theorems} theorems from {len(result.repos)} repositories"
             )
             for strategy, sizes in result.split_sizes.items():
-                print(f"  {strategy}: " + ", ".join(f"{k} {v}" for k, v in sizes.items()))
+                _say(f"  {strategy}: " + ", ".join(f"{k} {v}" for k, v in sizes.items()))
         elif args.cmd == "curriculum":
             from leantrain.export.curriculum import order_repositories
 
@@ -173,18 +226,18 @@ def run(argv: list[str]) -> int:
             if args.json:
                 _print([d.to_json() for d in order])
             for i, d in enumerate([] if args.json else order):
-                print(f"{i + 1}. {d.repo_id}\teasy {d.easy}, medium {d.medium}, hard {d.hard}")
+                _say(f"{i + 1}. {d.repo_id}\teasy {d.easy}, medium {d.medium}, hard {d.hard}")
         elif args.cmd == "dump-json":
-            print(f"wrote {db.dump_json(args.out, args.repo)}")
+            _say(f"wrote {db.dump_json(args.out, args.repo)}")
         elif args.cmd == "delete":
             repo = db.get_repository(args.repo)
             db.delete_repository(repo.id)
-            print(f"deleted {repo.id}")
+            _say(f"deleted {repo.id}")
         elif args.cmd == "trace":
             from leantrain.export.trace import trace_repository
 
             trace_repository(args.url, args.commit, args.out, database=db)
-            print(f"traced and imported {args.url}@{args.commit}")
+            _say(f"traced and imported {args.url}@{args.commit}")
     return 0
 
 

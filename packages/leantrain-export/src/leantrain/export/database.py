@@ -35,21 +35,31 @@ DEFAULT_DB = "leantrain.db"
 class Database:
     """A SQLite database of traced repositories (created and migrated on open).
 
-    ``Database("lt.db")`` opens or creates the file; ``create=False`` refuses a missing one
-    (what the read-only CLI commands use). Use it as a context manager or call :meth:`close`.
+    ``Database("lt.db")`` opens or creates the file; ``create=False`` refuses a missing or
+    empty one (what the read-only CLI commands use). A file that is not leantrain's (another
+    application's SQLite database, a corrupted or truncated file) is refused with a
+    :class:`DataError` and left untouched (see :mod:`leantrain.export.schema`). Use it as a
+    context manager or call :meth:`close`.
     """
 
     def __init__(self, path: str | Path = DEFAULT_DB, *, create: bool = True) -> None:
         self.path = Path(path)
-        if not create and not self.path.is_file():
+        if not create and not self.path.exists():
             raise DataError(
                 self.path,
                 "no database here",
                 hint="import data first: leantrain export import PATH --db " + str(self.path),
             )
-        if self.path.parent and not self.path.parent.exists():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = connect(self.path)
+        if create and not self.path.parent.exists():
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise DataError(
+                    self.path,
+                    f"cannot create its directory ({e.strerror or e})",
+                    hint="pass --db with a file in a directory you can write",
+                ) from None
+        self.conn = connect(self.path, create=create)
 
     # -- plumbing -------------------------------------------------------------------------------
     def close(self) -> None:

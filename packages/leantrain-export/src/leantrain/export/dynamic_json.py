@@ -6,6 +6,11 @@ sorry_theorems_proved, sorry_theorems_unproved, premise_files, files_traced, pr_
 Positions are written as ``[line, column]`` lists (LeanDojo-v2's ``parse_pos`` reads lists as
 well as ``"Pos(l, c)"`` strings, and so does our importer), so the file imports back unchanged.
 Written atomically, one repository at a time.
+
+The file starts with ``{"written_by": "leantrain-export", "repositories": [`` (the extra key is
+ignored by LeanDojo-v2 and by our importer). :func:`check_dump_path` lets a dump replace only
+a file that starts so (or like dumps of earlier versions, ``{"repositories": [`` and a
+newline): never a file the user wrote, a directory, ``.`` or ``""``.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from leantrain.core.errors import ConfigError
 from leantrain.export.repository import RepositoryReader
 from leantrain.export.theorem_stream import file_premises, iter_theorems
 
@@ -25,11 +31,55 @@ _STATUS_KEYS = {
 }
 
 
+DUMP_HEADER = '{"written_by": "leantrain-export", "repositories": ['
+_LEGACY_HEADER = '{"repositories": [\n'
+_SYSTEM_ROOTS = ("/proc", "/sys", "/dev", "/etc", "/bin", "/sbin", "/usr", "/boot")
+
+
+def is_own_dump(path: str | Path) -> bool:
+    """Whether ``path`` is a ``dynamic_database.json`` that leantrain wrote."""
+    try:
+        with Path(path).open("rb") as f:
+            head = f.read(len(DUMP_HEADER))
+    except OSError:
+        return False
+    return head == DUMP_HEADER.encode() or head.startswith(_LEGACY_HEADER.encode())
+
+
+def check_dump_path(path: str | Path | None, *, flag: str = "path") -> Path:
+    """Raise :class:`ConfigError` unless leantrain may write a dump at ``path``: a new file, or
+    one leantrain dumped before. Returns the path."""
+    hint = f"give a new file name, e.g. {flag} dynamic_database.json"
+    if path is None or not str(path).strip():
+        raise ConfigError(f"{flag} is empty", hint=hint)
+    raw = Path(path)
+    resolved = raw.expanduser().resolve()
+    if any(resolved == Path(r) or Path(r) in resolved.parents for r in _SYSTEM_ROOTS):
+        raise ConfigError(f"{flag} {str(path)!r} is in a system directory", hint=hint)
+    if resolved.is_dir():
+        raise ConfigError(f"{flag} {str(path)!r} is a directory, not a file", hint=hint)
+    if resolved.exists() and not resolved.is_file():
+        raise ConfigError(f"{flag} {str(path)!r} is not a regular file", hint=hint)
+    if resolved.is_file() and not is_own_dump(resolved):
+        raise ConfigError(
+            f"{flag} {str(path)!r} already exists and is not a dump leantrain wrote",
+            hint=f"leantrain never replaces other files: {hint}, or remove the file first",
+        )
+    parent = resolved.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ConfigError(f"{flag} {str(path)!r}: {str(parent)!r} is a file", hint=hint)
+    return raw
+
+
 def dump_dynamic_database(
     db: RepositoryReader, path: str | Path, repos: list[str] | None = None
 ) -> Path:
-    """Write ``repos`` (all when None) of ``db`` to ``path``; returns the path."""
-    path = Path(path)
+    """Write ``repos`` (all when None) of ``db`` to ``path``; returns the path.
+
+    ``path`` must be new or an earlier dump (:func:`check_dump_path`, checked first)."""
+    path = check_dump_path(path)
     row_ids = db.repo_row_ids(repos)
     by_id = {r.row_id: r for r in db.list_repositories()}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -37,7 +87,7 @@ def dump_dynamic_database(
     conn = db.conn
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write('{"repositories": [')
+            f.write(DUMP_HEADER)
             for n, rid in enumerate(row_ids):
                 r = by_id[rid]
                 head = r.to_leandojo_json()

@@ -13,6 +13,12 @@ assigned by seeded hashes (:mod:`leantrain.export.splits`), so they are determin
 stable as repositories are added. Corpus files are merged by path (newest repository wins).
 The directory is built under a temporary name and swapped in at the end: an interrupted
 export never destroys the previous one.
+
+The output directory must be new, empty, or leantrain's own earlier export: it carries the
+marker file ``.leantrain`` (kind ``"export"``, :mod:`leantrain.core.output_dir`); an export
+written before markers existed is recognised by the ``"leantrain"`` entry of its
+``metadata.json``. Anything else (``.``, ``""``, a file, a directory holding other files) is
+refused before anything is read or written.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from typing import IO, Any
 from leantrain.core.atomic import atomic_directory
 from leantrain.core.config import config_from_dict
 from leantrain.core.errors import DataError
+from leantrain.core.output_dir import check_output_dir, output_kind, write_marker
 from leantrain.export.database import Database
 from leantrain.export.export_config import ExportConfig
 from leantrain.export.sources import SPLIT_NAMES, STRATEGIES
@@ -109,6 +116,29 @@ def _config(
         base = dict(config or {})
     base.update(overrides)
     return config_from_dict(ExportConfig, base, source="export config")
+
+
+def _is_legacy_export(path: Path) -> bool:
+    """A directory leantrain exported into before marker files existed."""
+    meta = path / "metadata.json"
+    try:
+        if not meta.is_file() or meta.stat().st_size > 64 << 20:
+            return False
+        data = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("leantrain"), dict)
+
+
+def check_export_dir(out_dir: str | Path | None, *, flag: str = "out_dir") -> Path:
+    """Raise :class:`~leantrain.core.errors.ConfigError` unless ``out_dir`` is new, empty or
+    leantrain's own earlier export (``flag`` names it in the message); returns it as a Path."""
+    legacy: tuple[str, ...] = ()
+    if out_dir is not None and str(out_dir).strip():
+        path = Path(out_dir).expanduser()
+        if path.is_dir() and output_kind(path) is None and _is_legacy_export(path):
+            legacy = ("metadata.json",)
+    return check_output_dir(out_dir, kind="export", flag=flag, legacy=legacy)
 
 
 def select_theorems(db: Database, repos: list[str] | None) -> tuple[list[int], int]:
@@ -198,11 +228,14 @@ def export_merged_data(
     ``config`` (an :class:`ExportConfig` or a dict) and keyword overrides set the split
     fractions, the seed and the novel-premise rate. Returns an :class:`ExportResult`. An
     unknown repository or an empty selection is a :class:`DataError`; nothing is written then.
+    An ``out_dir`` that is not new, empty or an earlier export (see :func:`check_export_dir`)
+    is a :class:`~leantrain.core.errors.ConfigError`, raised before anything is written.
     """
+    out = check_export_dir(out_dir)
     cfg = _config(config, overrides)
     database, owned = _open(db)
     try:
-        return _export(database, repos, Path(out_dir), cfg)
+        return _export(database, repos, out, cfg)
     finally:
         if owned:
             database.close()
@@ -246,6 +279,7 @@ def _export(
             "SELECT COUNT(*) FROM temp._sel s JOIN tactics ta ON ta.theorem_id = s.theorem_id"
         ).fetchone()[0]
         with atomic_directory(out_dir) as tmp:
+            write_marker(tmp, "export")  # so that a later export may replace this one
             writers = {
                 (s, n): _ArrayWriter(tmp / s / f"{n}.json") for s in STRATEGIES for n in SPLIT_NAMES
             }

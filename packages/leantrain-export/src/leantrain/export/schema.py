@@ -4,6 +4,19 @@ Each entry of :data:`MIGRATIONS` takes the database from version ``i`` to ``i + 
 database runs the missing ones inside one transaction, so a database is always at a version
 this code knows. A database written by a newer leantrain-export is refused, not guessed at.
 
+Only leantrain's own files are opened. A leantrain database carries ``PRAGMA application_id
+= APPLICATION_ID`` (set when the schema is created). A new or empty file becomes a leantrain
+database; a database written before the id existed (id 0, exactly leantrain's tables at a
+known ``user_version``) is adopted (the id is set). Anything else — another application's
+database, a file that is not SQLite, a truncated file, a leantrain database whose tables are
+gone — is a one-line :class:`~leantrain.core.errors.DataError` naming the file and the fix;
+the file is left untouched.
+
+Concurrency: the database is in WAL mode (readers never block the writer) with a busy timeout
+of :data:`BUSY_TIMEOUT_S`; the schema is created and migrated inside ``BEGIN IMMEDIATE`` and
+checked again once the write lock is held, so any number of processes may open (and import
+into) the same new file at once.
+
 Positions are stored as two integer columns (line, column) so that the dedup key
 ``(file_path, full_name, start, end)`` is indexable; JSON columns (``metadata``, ``imports``,
 ``extra``) hold what has no fixed shape.
@@ -11,7 +24,10 @@ Positions are stored as two integer columns (line, column) so that the dedup key
 
 from __future__ import annotations
 
+import os
+import re
 import sqlite3
+import time
 from pathlib import Path
 
 from leantrain.core.errors import DataError
@@ -100,46 +116,192 @@ MIGRATIONS: list[str] = [_V1]
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
+APPLICATION_ID = 0x4C54524E
+"""``PRAGMA application_id`` of a leantrain database (``"LTRN"``)."""
 
-def connect(path: str | Path) -> sqlite3.Connection:
-    """Open (creating if needed) and migrate the database at ``path``; returns the connection.
+BUSY_TIMEOUT_S = 60.0
+"""How long a connection waits for another process's write lock before giving up."""
 
-    The connection is in autocommit mode (``isolation_level=None``): callers open explicit
-    transactions, so that one import is exactly one transaction.
-    """
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_FIX_FOREIGN = "pass --db with a leantrain database, or a new file name to create one"
+_FIX_DAMAGED = "restore it from a backup, or import into a new file (--db new.db)"
+
+
+def tables_of_version(version: int) -> frozenset[str]:
+    """The tables a leantrain database at schema ``version`` has."""
+    script = "".join(MIGRATIONS[:version])
+    return frozenset(re.findall(r"CREATE TABLE (\w+)", script))
+
+
+def _check_file(path: Path) -> None:
+    """Refuse, before SQLite touches it, a path that cannot be a leantrain database."""
+    if not path.exists():
+        return
+    if path.is_dir():
+        raise DataError(
+            path, "is a directory, not a database file", hint="pass --db with a file, e.g. lt.db"
+        )
     try:
-        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA foreign_keys = ON")
-        # WAL: readers do not block the writer; a killed writer's transaction is rolled back.
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-    except sqlite3.DatabaseError as e:
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            header = f.read(100)
+    except OSError as e:
+        raise DataError(path, f"cannot read the database ({e.strerror or e})") from None
+    if size == 0:
+        return  # an empty file becomes a new database
+    if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
         raise DataError(
             path,
-            f"not a leantrain database ({e})",
-            hint="pass --db with a database created by 'leantrain export import'",
-        ) from None
-    if version > SCHEMA_VERSION:
-        conn.close()
+            "not a leantrain database (not an SQLite file at all: corrupted, or another kind of file)",
+            hint=_FIX_FOREIGN,
+        )
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    change_counter = header[24:28]
+    pages = int.from_bytes(header[28:32], "big")
+    size_valid = header[92:96] == change_counter and pages > 0
+    wal = path.with_name(path.name + "-wal")
+    wal_pending = wal.is_file() and wal.stat().st_size > 0
+    if size_valid and not wal_pending and size < pages * page_size:
+        raise DataError(
+            path,
+            f"the database is truncated ({size} of {pages * page_size} bytes)",
+            hint=_FIX_DAMAGED,
+        )
+
+
+def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Switch to WAL; a fresh file opened by several processes at once may be busy briefly."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) and "busy" not in str(e):
+                raise
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _state(conn: sqlite3.Connection, path: Path) -> tuple[str, int]:
+    """``("ok" | "create" | "adopt" | "migrate", user_version)``; DataError for a file that is
+    not (or no longer) a usable leantrain database."""
+    app = conn.execute("PRAGMA application_id").fetchone()[0]
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    tables = {
+        name
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    }
+    if app not in (0, APPLICATION_ID):
+        raise DataError(
+            path,
+            f"not a leantrain database (it belongs to another application: application_id "
+            f"{app:#x})",
+            hint=_FIX_FOREIGN,
+        )
+    if version > SCHEMA_VERSION and (app == APPLICATION_ID or tables >= tables_of_version(1)):
         raise DataError(
             path,
             f"database schema version {version} is newer than this leantrain-export "
             f"supports ({SCHEMA_VERSION})",
             hint="upgrade leantrain-export",
         )
-    if version < SCHEMA_VERSION:
-        try:
-            conn.execute("BEGIN IMMEDIATE")
+    if app == 0:
+        if not tables and version == 0:
+            return "create", version
+        if 1 <= version <= SCHEMA_VERSION and tables == tables_of_version(version):
+            return "adopt", version  # written by leantrain before application_id existed
+        shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
+        raise DataError(
+            path,
+            f"not a leantrain database (it holds another application's tables: {shown or 'none'}; "
+            "leantrain never adds its tables to such a file)",
+            hint=_FIX_FOREIGN,
+        )
+    missing = tables_of_version(version) - tables
+    if missing:
+        raise DataError(
+            path,
+            f"damaged leantrain database: table(s) {', '.join(sorted(missing))} are missing",
+            hint=_FIX_DAMAGED,
+        )
+    return ("ok" if version == SCHEMA_VERSION else "migrate"), version
+
+
+def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
+    state, _ = _state(conn, path)
+    if state == "ok":
+        return
+    conn.execute("BEGIN IMMEDIATE")  # the write lock: one process creates, the others wait
+    try:
+        state, version = _state(conn, path)  # again, now that no one else can change it
+        if state != "ok":
             for script in MIGRATIONS[version:]:
                 for statement in script.split(";"):
                     if statement.strip():
                         conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            conn.close()
-            raise
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def connect(
+    path: str | Path, *, create: bool = True, timeout: float = BUSY_TIMEOUT_S
+) -> sqlite3.Connection:
+    """Open (creating if needed) and migrate the leantrain database at ``path``.
+
+    The connection is in autocommit mode (``isolation_level=None``): callers open explicit
+    transactions, so that one import is exactly one transaction. ``create=False`` refuses an
+    empty file instead of making it a database. A file that is not leantrain's is a
+    :class:`DataError` and is left untouched.
+    """
+    path = Path(path)
+    _check_file(path)
+    try:
+        conn = sqlite3.connect(
+            os.fspath(path), timeout=timeout, isolation_level=None, check_same_thread=False
+        )
+    except sqlite3.Error as e:
+        raise DataError(path, f"cannot open the database ({e})", hint=_FIX_FOREIGN) from None
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        # Check before WAL is switched on: switching writes to the file, and a foreign file
+        # must stay exactly as it was.
+        state, _ = _state(conn, path)
+        if state == "create" and not create:
+            raise DataError(
+                path,
+                "holds no leantrain data yet (an empty database)",
+                hint=f"import data first: leantrain export import PATH --db {path}",
+            )
+        # WAL: readers do not block the writer; a killed writer's transaction is rolled back.
+        _set_wal(conn, timeout)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        _ensure_schema(conn, path)
+    except sqlite3.OperationalError as e:
+        conn.close()
+        if "locked" in str(e) or "busy" in str(e):
+            raise DataError(
+                path,
+                f"the database stayed locked by another process for {timeout:.0f} s",
+                hint="wait for the other leantrain process to finish, then run this again",
+            ) from None
+        raise DataError(path, f"cannot read the database ({e})", hint=_FIX_DAMAGED) from None
+    except sqlite3.DatabaseError as e:
+        conn.close()
+        raise DataError(
+            path, f"not a leantrain database, or a damaged one ({e})", hint=_FIX_DAMAGED
+        ) from None
+    except BaseException:
+        conn.close()
+        raise
     return conn
