@@ -95,7 +95,7 @@ def test_file_level_errors(tmp_path):
     with pytest.raises(DataError, match="file not found"):
         load_theorems(tmp_path / "nope.json")
     (tmp_path / "bad.json").write_text("[{")
-    with pytest.raises(DataError, match="malformed JSON at line 1"):
+    with pytest.raises(DataError, match="malformed JSON at line 1: Expecting property name"):
         load_theorems(tmp_path / "bad.json")
     (tmp_path / "obj.json").write_text("{}")
     with pytest.raises(DataError, match="expected a JSON array"):
@@ -130,3 +130,56 @@ def test_extra_fields_are_kept_and_annotation_optional(tmp_path):
     path.write_text(json.dumps([rec]))
     (t,) = load_records(Theorem, path)
     assert t.to_json()["extra"] == {"x": 1} and t.traced_tactics[0].premises == []
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        ({"start": [10**30, 0]}, "start[0]", "less than or equal to 1000000000"),
+        ({"start": [-1, 0]}, "start[0]", "greater than or equal to 0"),
+        ({"end": [2, -5]}, "end[1]", "greater than or equal to 0"),
+        ({"start": [5, 0], "end": [2, 5]}, "end", r"end \[2, 5\] is before start \[5, 0\]"),
+        ({"start": [2, 6], "end": [2, 5]}, "end", "is before start"),
+    ],
+)
+def test_theorem_positions_are_bounded_and_ordered(tmp_path, change, field, message):
+    path = tmp_path / "train.json"
+    path.write_text(json.dumps([_good(), {**_good(), **change}]))
+    with pytest.raises(DataError, match=message) as e:
+        load_theorems(path)
+    assert (e.value.index, e.value.field) == (1, field)
+    assert str(path) in str(e.value)
+
+
+def test_premise_and_annotation_positions_are_checked(tmp_path):
+    rec = _good()
+    rec["traced_tactics"][0]["annotated_tactic"] = [
+        "<a>foo</a>",
+        [{"full_name": "foo", "def_path": "B.lean", "def_pos": [3, 4], "def_end_pos": [3, 1]}],
+    ]
+    path = tmp_path / "train.json"
+    path.write_text(json.dumps([rec]))
+    with pytest.raises(DataError, match=r"def_end_pos .* is before def_pos") as e:
+        load_theorems(path)
+    assert e.value.field is not None and e.value.field.endswith("def_end_pos")
+    corpus = tmp_path / "corpus.jsonl"
+    premise = {"full_name": "foo", "code": "", "start": [1, 0], "end": [1, 0]}
+    good = {"path": "B.lean", "imports": [], "premises": [premise]}
+    bad = {"path": "C.lean", "premises": [{**premise, "start": [-3, 0]}]}
+    corpus.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(DataError, match="greater than or equal to 0") as e:
+        load_corpus(corpus)
+    assert (e.value.index, e.value.field) == (1, "premises[0].start[0]")
+    corpus.write_text(json.dumps(good) + "\n")
+    assert load_corpus(corpus)[0].premises[0].start == (1, 0)  # start == end is a position
+
+
+def test_load_records_streams_and_can_require_records(tmp_path):
+    path = tmp_path / "val.json"
+    path.write_text("[]")
+    assert load_theorems(path) == []
+    with pytest.raises(DataError, match="no Theorem records"):
+        load_records(Theorem, path, allow_empty=False)
+    path.write_text(json.dumps([_good()]) + json.dumps([_good()]))
+    with pytest.raises(DataError, match="unexpected data after the end of the JSON array"):
+        load_theorems(path)

@@ -8,16 +8,55 @@ names the file, the record index and the field, and says what was expected.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 from leantrain.core.errors import DataError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from leantrain.core.json_reader import iter_json_records, iter_jsonl, read_json
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-Pos = tuple[int, int]
-"""A ``[line, column]`` position in a Lean file (1-based lines, as LeanDojo writes them)."""
+__all__ = [
+    "MAX_POS",
+    "AnnotatedTactic",
+    "CorpusFile",
+    "Pos",
+    "Premise",
+    "PremiseProvenance",
+    "ProgressRow",
+    "Theorem",
+    "TracedTactic",
+    "iter_jsonl",
+    "load_corpus",
+    "load_progress_rows",
+    "load_records",
+    "load_theorems",
+    "read_json",
+    "validate_record",
+]
+
+MAX_POS = 10**9
+"""The largest line or column number accepted (Lean files are far smaller; SQLite is 64-bit)."""
+
+Coord = Annotated[int, Field(ge=0, le=MAX_POS)]
+Pos = tuple[Coord, Coord]
+"""A ``[line, column]`` position in a Lean file (1-based lines, as LeanDojo writes them).
+
+Both numbers are non-negative and at most :data:`MAX_POS`; where a record has a start and an
+end, the start is not after the end.
+"""
+
+
+def _not_before(start_field: str, end_field: str) -> Any:
+    """A validator of ``end_field``: the position is not before ``start_field``'s."""
+
+    def check(cls: type, end: Any, info: ValidationInfo) -> Any:
+        start = info.data.get(start_field)
+        if start is not None and end is not None and tuple(end) < tuple(start):
+            raise ValueError(f"{end_field} {list(end)} is before {start_field} {list(start)}")
+        return end
+
+    return field_validator(end_field)(check)
 
 
 class _Record(BaseModel):
@@ -35,6 +74,8 @@ class PremiseProvenance(_Record):
     def_path: str
     def_pos: Pos
     def_end_pos: Pos
+
+    check_def_end_pos = _not_before("def_pos", "def_end_pos")
 
 
 AnnotatedTactic = tuple[str, list[PremiseProvenance]]
@@ -67,6 +108,8 @@ class Theorem(_Record):
     end: Pos
     traced_tactics: list[TracedTactic] = Field(default_factory=list)
 
+    check_end = _not_before("start", "end")
+
     @property
     def key(self) -> tuple[str, str, Pos, Pos]:
         """Identity used to deduplicate theorems across repositories."""
@@ -81,6 +124,8 @@ class Premise(_Record):
     start: Pos
     end: Pos
     kind: str = "theorem"
+
+    check_end = _not_before("start", "end")
 
 
 class CorpusFile(_Record):
@@ -142,57 +187,17 @@ def validate_record(model: type[M], obj: Any, *, path: str | Path | None, index:
         ) from None
 
 
-def read_json(path: str | Path) -> Any:
-    """Read a JSON file; a missing file or malformed JSON is a :class:`DataError`."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, "file not found", hint="check the path")
-    try:
-        with path.open(encoding="utf-8") as f:
-            return json.load(f)
-    except json.JSONDecodeError as e:
-        raise DataError(
-            path,
-            f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}",
-            hint="the file must be valid JSON",
-        ) from None
-    except UnicodeDecodeError as e:
-        raise DataError(path, f"not UTF-8 text ({e.reason})", hint="save it as UTF-8") from None
+def load_records(model: type[M], path: str | Path, *, allow_empty: bool = True) -> list[M]:
+    """Load a JSON array (``.json``) or JSON lines (``.jsonl``) file of ``model`` records.
 
-
-def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_index, object)`` for each non-empty line of a JSONL file."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, "file not found", hint="check the path")
-    with path.open(encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            if not line.strip():
-                continue
-            try:
-                yield i, json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DataError(
-                    path,
-                    f"malformed JSON: {e.msg}",
-                    index=i,
-                    hint="each line of a .jsonl file must be one JSON object",
-                ) from None
-
-
-def load_records(model: type[M], path: str | Path) -> list[M]:
-    """Load a JSON array (``.json``) or JSON lines (``.jsonl``) file of ``model`` records."""
-    path = Path(path)
-    if path.suffix == ".jsonl":
-        return [validate_record(model, obj, path=path, index=i) for i, obj in iter_jsonl(path)]
-    data = read_json(path)
-    if not isinstance(data, list):
-        raise DataError(
-            path,
-            f"expected a JSON array of {model.__name__} records, got {type(data).__name__}",
-            hint="LeanDojo split files hold a list of theorems",
-        )
-    return [validate_record(model, obj, path=path, index=i) for i, obj in enumerate(data)]
+    The file is read by :mod:`leantrain.core.json_reader` (streamed, strict); ``allow_empty=False``
+    makes a file without records an error.
+    """
+    what = f"{model.__name__} records"
+    return [
+        validate_record(model, obj, path=path, index=i)
+        for i, obj in iter_json_records(path, what=what, allow_empty=allow_empty)
+    ]
 
 
 def load_theorems(path: str | Path) -> list[Theorem]:

@@ -1,0 +1,164 @@
+"""The one strict reader of LeanDojo files: every bad file is a DataError naming it."""
+
+from __future__ import annotations
+
+import codecs
+import json
+from pathlib import Path
+
+import pytest
+from leantrain.core.errors import DataError
+from leantrain.core.json_reader import iter_json_array, iter_json_records, iter_jsonl, read_json
+
+THEOREM = {
+    "url": "https://github.com/o/r",
+    "commit": "abc",
+    "file_path": "A.lean",
+    "full_name": "t",
+    "start": [1, 0],
+    "end": [2, 5],
+    "traced_tactics": [],
+}
+
+
+@pytest.mark.parametrize("chunk", [3, 16, 17, 50, 1 << 20])
+def test_stream_equals_json_load_for_any_chunk_size(tmp_path: Path, chunk):
+    path = tmp_path / "a.json"
+    # Unicode, nested arrays, numbers and strings holding brackets/commas cross chunk boundaries.
+    data = [THEOREM, {"s": "], [ ,{", "n": [1, [2, 3]], "u": "ι → ℝ ⊢ ∀"}, 42, 23456, "x", True]
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+    got = list(iter_json_array(path, chunk_chars=chunk))
+    assert [i for i, _ in got] == list(range(len(data)))
+    assert [obj for _, obj in got] == data
+
+
+def test_empty_array_whitespace_and_utf8_bom(tmp_path: Path):
+    path = tmp_path / "e.json"
+    path.write_text("  \n [ \n ]  ", encoding="utf-8")
+    assert list(iter_json_array(path, chunk_chars=16)) == []
+    with pytest.raises(DataError, match="no theorems: the file holds an empty array") as e:
+        list(iter_json_array(path, what="theorems", allow_empty=False))
+    assert str(path) in str(e.value)
+    path.write_bytes(codecs.BOM_UTF8 + b"[1]")
+    assert list(iter_json_array(path)) == [(0, 1)]
+    assert read_json(path) == [1]
+
+
+def test_elements_are_yielded_before_the_file_is_read_whole(tmp_path: Path):
+    # A file broken at the very end still yields its leading elements first: the reader never
+    # needs the whole array in memory.
+    path = tmp_path / "big.json"
+    path.write_text(
+        "[" + ",".join(json.dumps({"i": i, "pad": "x" * 100}) for i in range(200)) + ",",
+        encoding="utf-8",
+    )
+    it = iter_json_array(path, chunk_chars=256)
+    assert next(it) == (0, {"i": 0, "pad": "x" * 100})
+    with pytest.raises(DataError):
+        list(it)
+
+
+def test_an_early_syntax_error_is_reported_without_reading_on(tmp_path: Path):
+    path = tmp_path / "early.json"
+    path.write_text('[{"a": 1 "b": 2},\n' + ",\n".join(["1"] * 5000) + "]", encoding="utf-8")
+    with pytest.raises(DataError, match="malformed JSON at line 1: Expecting ',' delimiter") as e:
+        list(iter_json_array(path, chunk_chars=256))
+    assert e.value.index == 0
+
+
+# One small hand-made bad file per class: (file name, bytes, expected message).
+BAD_FILES = [
+    ("empty.json", b"", "the file is empty"),
+    ("blank.json", b" \n\t ", "the file is empty"),
+    ("object.json", b'{"a": 1}', "expected a JSON array"),
+    ("binary.json", bytes(range(256)) * 4, "binary"),
+    ("binary_no_nul.json", bytes(range(128, 256)) * 4, "not UTF-8 text"),
+    ("latin1.json", b'[{"a": "caf\xe9"}]', r"not UTF-8 text: .* at byte 11"),
+    ("utf16_bom.json", json.dumps([THEOREM]).encode("utf-16"), "UTF-16"),
+    (
+        "utf16_be_bom.json",
+        codecs.BOM_UTF16_BE + json.dumps([THEOREM]).encode("utf-16-be"),
+        "UTF-16",
+    ),
+    ("utf16_no_bom.json", json.dumps([THEOREM]).encode("utf-16-le"), "UTF-16"),
+    ("utf32.json", json.dumps([THEOREM]).encode("utf-32"), "UTF-32"),
+    ("deep.json", b"[" + b"[" * 100_000 + b"]" * 100_000 + b"]", "nested too deeply"),
+    ("trailing.json", b"[1, 2] garbage", "unexpected data after the end of the JSON array"),
+    ("two_arrays.json", b"[1, 2]\n[3]", "unexpected data after the end of the JSON array"),
+    ("truncated.json", b'[{"a": 1}, {"b": ', "malformed JSON"),
+    ("missing_comma.json", b'[{"a": 1} {"b": 2}]', "expected ',' or ']'"),
+    ("trailing_comma.json", b'[{"a": 1},]', "trailing comma"),
+    ("unclosed.json", b'[{"a": 1}', "found the end of the file"),
+    ("nan.json", b"[NaN]", "NaN is not valid JSON"),
+    ("infinity.json", b'[{"start": -Infinity}]', "-Infinity is not valid JSON"),
+    ("huge_int.json", b"[" + b"9" * 5000 + b"]", "a number with thousands of digits"),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "message"), BAD_FILES, ids=[b[0] for b in BAD_FILES])
+def test_bad_array_files_are_data_errors_naming_the_file(tmp_path: Path, name, data, message):
+    path = tmp_path / name
+    path.write_bytes(data)
+    for chunk in (16, 1 << 20):
+        with pytest.raises(DataError, match=message) as e:
+            list(iter_json_array(path, chunk_chars=chunk))
+        assert str(path) in str(e.value)
+        assert "\n" not in str(e.value)
+
+
+BAD_JSONL = [
+    ("binary.jsonl", bytes(range(256)), "binary"),
+    ("utf16.jsonl", b'{"a": 1}\n'.decode().encode("utf-16"), "UTF-16"),
+    ("utf16_no_bom.jsonl", b'{"a": 1}\n{"b": 2}\n'.decode().encode("utf-16-le"), "UTF-16"),
+    ("latin1.jsonl", b'{"a": 1}\n{"b": "\xe9"}\n', r"not UTF-8 text: .* at byte 16"),
+    ("bad_line.jsonl", b'{"a": 1}\nnot json\n', "malformed JSON in line 2"),
+    ("deep.jsonl", b"[" * 100_000 + b"]" * 100_000 + b"\n", "nested too deeply in line 1"),
+    ("nan.jsonl", b'{"a": NaN}\n', "NaN is not valid JSON"),
+    ("two_on_a_line.jsonl", b'{"a": 1} {"b": 2}\n', "Extra data"),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "message"), BAD_JSONL, ids=[b[0] for b in BAD_JSONL])
+def test_bad_jsonl_files_are_data_errors_naming_the_file(tmp_path: Path, name, data, message):
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(DataError, match=message) as e:
+        list(iter_jsonl(path))
+    assert str(path) in str(e.value)
+
+
+def test_jsonl_records_and_empty(tmp_path: Path):
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"a": 1}\n\n{"b": 2}\n', encoding="utf-8")
+    assert list(iter_json_records(path)) == [(0, {"a": 1}), (2, {"b": 2})]
+    path.write_text("\n \n", encoding="utf-8")
+    assert list(iter_jsonl(path)) == []
+    with pytest.raises(DataError, match="no corpus files: the file is empty"):
+        list(iter_jsonl(path, what="corpus files", allow_empty=False))
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "the file is empty"),
+        (b'{"a": 1} {"b": 2}', "unexpected data after the JSON value"),
+        (b'{"a": 1', "malformed JSON at line 1"),
+        ('{"url": "x"}'.encode("utf-16"), "UTF-16"),
+        (b'{"a": "\xff"}', "not UTF-8"),
+        (b'{"a": ' * 100_000, "nested too deeply"),
+    ],
+)
+def test_read_json_is_strict(tmp_path: Path, data, message):
+    path = tmp_path / "metadata.json"
+    path.write_bytes(data)
+    with pytest.raises(DataError, match=message) as e:
+        read_json(path)
+    assert str(path) in str(e.value)
+
+
+def test_missing_file_and_directory(tmp_path: Path):
+    for read in (read_json, lambda p: list(iter_json_array(p)), lambda p: list(iter_jsonl(p))):
+        with pytest.raises(DataError, match="file not found"):
+            read(tmp_path / "none.json")
+        with pytest.raises(DataError, match="not a file"):
+            read(tmp_path)
