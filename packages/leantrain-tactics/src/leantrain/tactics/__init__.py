@@ -11,9 +11,9 @@
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
+from leantrain.core.json_reader import iter_json_array  # the one strict reader, re-exported
 from leantrain.tactics.dataset_config import TacticDatasetConfig
 from leantrain.tactics.examples import FilterStats, TacticExample
-from leantrain.tactics.json_stream import iter_json_array
 from leantrain.tactics.prompts import DEFAULT_SYSTEM_PROMPT, build_messages, format_user_prompt
 from leantrain.tactics.rl_dataset import RLDataset, create_rl_dataset
 from leantrain.tactics.sft_dataset import SFTDataset, create_sft_dataset

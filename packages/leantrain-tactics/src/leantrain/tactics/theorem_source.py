@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from leantrain.core.errors import DataError
-from leantrain.core.schemas import Theorem, iter_jsonl, validate_record
-from leantrain.tactics.json_stream import iter_json_array
+from leantrain.core.json_reader import iter_json_array, iter_jsonl
+from leantrain.core.schemas import Theorem, validate_record
 
 TheoremSource = str | Path | Sequence[Theorem | Mapping[str, Any]]
 """An export dir, a split file (``.json`` array / ``.jsonl``), or a list of theorems."""
@@ -76,9 +76,9 @@ def iter_theorems(
     if isinstance(source, (str, Path)):
         file = resolve_split_file(source, split, split_strategy)
         records: Iterable[tuple[int, Any]] = (
-            iter_jsonl(file)
+            iter_jsonl(file, what="theorems")
             if file.suffix == ".jsonl"
-            else iter_json_array(file, chunk_chars=chunk_chars)
+            else iter_json_array(file, what="theorems", chunk_chars=chunk_chars)
         )
         for index, obj in records:
             yield validate_record(Theorem, obj, path=file, index=index)
