@@ -18,7 +18,6 @@ from leantrain.export import (
     Database,
     RepoInfo,
     export_merged_data,
-    iter_json_array,
     trace_repository,
 )
 from leantrain.export import importer as importer_mod
@@ -330,24 +329,6 @@ def test_killed_import_process_leaves_database_intact(tmp_path, synthetic_repos)
         assert db.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         db.import_path(synthetic_repos[1])  # and it is still writable
         assert db.stats()["repositories"] == 2
-
-
-def test_streaming_json_array_matches_json_load(lean4_example):
-    path = lean4_example / "random" / "train.json"
-    expected = json.loads(path.read_text(encoding="utf-8"))
-    for chunk in (5, 64, 1 << 20):
-        assert [obj for _, obj in iter_json_array(path, chunk_size=chunk)] == expected
-
-
-def test_streaming_json_array_edge_cases(tmp_path):
-    p = tmp_path / "a.json"
-    p.write_text(' [ 1 , 23456 , {"a": [1, 2]}, "x" ] ')
-    assert [o for _, o in iter_json_array(p, chunk_size=3)] == [1, 23456, {"a": [1, 2]}, "x"]
-    p.write_text("[]")
-    assert list(iter_json_array(p)) == []
-    p.write_text("[1, 2")
-    with pytest.raises(DataError, match=r"expected ',' or '\]'|malformed"):
-        list(iter_json_array(p, chunk_size=2))
 
 
 def test_trace_without_lean_dojo_says_what_to_install(tmp_path, monkeypatch):

@@ -8,14 +8,14 @@ Recognised sources (see :func:`read_source`):
   from the theorems), or a directory of bare split files (``*.json`` arrays of theorems);
 * a LeanDojo-v2 / LeanAgent ``dynamic_database.json``.
 
-Big JSON arrays are read incrementally (:func:`iter_json_array`), so importing a 100k-theorem
-split does not hold the whole file's objects in memory.
+Every file is read by core's one strict reader (:mod:`leantrain.core.json_reader`): big JSON
+arrays are streamed, so importing a 100k-theorem split does not hold the whole file's objects in
+memory, and a file that is not what it should be is a ``DataError`` naming it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from leantrain.core.errors import DataError
-from leantrain.core.schemas import iter_jsonl, read_json
+from leantrain.core.json_reader import iter_json_array, iter_jsonl, read_json
+
+__all__ = ["RepoInfo", "SourceItem", "iter_json_array", "read_source"]
 
 SPLIT_NAMES = ("train", "val", "test")
 STRATEGIES = ("random", "novel_premises")
@@ -111,90 +113,6 @@ def repo_name(url: str) -> str:
     return last
 
 
-# -- streaming JSON ------------------------------------------------------------------------------
-def iter_json_array(path: str | Path, *, chunk_size: int = 1 << 20) -> Iterator[tuple[int, Any]]:
-    """Yield ``(index, element)`` of a JSON array file without loading it whole.
-
-    A missing file, a top level that is not an array, or malformed JSON is a
-    :class:`DataError` naming the file (and the element index where the JSON broke).
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, "file not found", hint="check the path")
-    decoder = json.JSONDecoder()
-    ws = " \t\r\n"
-    with path.open(encoding="utf-8") as f:
-        buf = f.read(chunk_size)
-        eof = len(buf) < chunk_size
-        pos = 0
-
-        def more() -> bool:
-            nonlocal buf, pos, eof
-            if eof:
-                return False
-            chunk = f.read(chunk_size)
-            eof = len(chunk) < chunk_size
-            buf = buf[pos:] + chunk
-            pos = 0
-            return bool(chunk)
-
-        def skip_ws() -> None:
-            nonlocal pos
-            while True:
-                while pos < len(buf) and buf[pos] in ws:
-                    pos += 1
-                if pos < len(buf) or not more():
-                    return
-
-        skip_ws()
-        if pos >= len(buf) or buf[pos] != "[":
-            found = "an empty file" if pos >= len(buf) else f"{buf[pos]!r}"
-            raise DataError(
-                path,
-                f"expected a JSON array of theorems, found {found}",
-                hint="LeanDojo split files hold a list of theorem objects",
-            )
-        pos += 1
-        index = 0
-        skip_ws()
-        if pos < len(buf) and buf[pos] == "]":
-            return
-        while True:
-            skip_ws()
-            while True:
-                try:
-                    obj, end = decoder.raw_decode(buf, pos)
-                    # A number or literal cut at the chunk end decodes "successfully" too short.
-                    if end == len(buf) and not eof and more():
-                        continue
-                    break
-                except json.JSONDecodeError as e:
-                    if more():
-                        continue
-                    line = buf.count("\n", 0, e.pos) + 1
-                    raise DataError(
-                        path,
-                        f"malformed JSON in element {index} ({e.msg}, line {line} of the element's chunk)",
-                        index=index,
-                        hint="the file must be a valid JSON array",
-                    ) from None
-            yield index, obj
-            index += 1
-            pos = end
-            skip_ws()
-            if pos < len(buf) and buf[pos] == ",":
-                pos += 1
-                continue
-            if pos < len(buf) and buf[pos] == "]":
-                return
-            raise DataError(
-                path,
-                f"malformed JSON after element {index - 1}: expected ',' or ']'",
-                index=index - 1,
-                hint="the file must be a valid JSON array",
-            )
-
-
 # -- format detection ---------------------------------------------------------------------------
 def _split_files(root: Path) -> list[Path]:
     """The theorem files of an export / benchmark directory (one strategy only, no duplicates)."""
@@ -207,8 +125,60 @@ def _split_files(root: Path) -> list[Path]:
     return sorted(p for p in root.glob("*.json") if p.name != "metadata.json")
 
 
+def _check_repo(r: Any, path: Path, where: str, *, index: int | None = None) -> dict[str, Any]:
+    """A repository object with a string ``url`` and ``commit`` and well-typed optional fields."""
+    if not isinstance(r, dict):
+        raise DataError(
+            path,
+            f"expected a repository object, got {type(r).__name__}",
+            index=index,
+            field=where,
+            hint='a repository is {"url": …, "commit": …}',
+        )
+    for key, required in _REPO_STR_FIELDS.items():
+        value = r.get(key)
+        if value is None and not required:
+            continue
+        if not isinstance(value, str) or (required and not value.strip()):
+            got = "missing" if value is None else f"{type(value).__name__} {str(value)[:40]!r}"
+            raise DataError(
+                path,
+                f"expected a {'non-empty ' if required else ''}string, got {got}",
+                index=index,
+                field=f"{where}.{key}",
+                hint=f"'{key}' is a string such as {_REPO_EXAMPLES[key]!r}",
+            )
+    if r.get("metadata") is not None and not isinstance(r["metadata"], dict):
+        raise DataError(
+            path,
+            f"expected an object, got {type(r['metadata']).__name__}",
+            index=index,
+            field=f"{where}.metadata",
+            hint='metadata is an object such as {"date_processed": "2024-05-01T12:00:00"}',
+        )
+    return r
+
+
+_REPO_STR_FIELDS = {
+    "url": True,
+    "commit": True,
+    "name": False,
+    "lean_version": False,
+    "lean_dojo_version": False,
+    "pr_url": False,
+}
+_REPO_EXAMPLES = {
+    "url": "https://github.com/owner/repo",
+    "commit": "0123abc…",
+    "name": "owner/repo",
+    "lean_version": "v4.9.0",
+    "lean_dojo_version": "2.1.0",
+    "pr_url": "https://github.com/owner/repo/pull/1",
+}
+
+
 def _repo_info(r: dict[str, Any], path: Path) -> RepoInfo:
-    """A :class:`RepoInfo` from a repository object of metadata.json / dynamic_database.json."""
+    """A :class:`RepoInfo` from a checked repository object (see :func:`_check_repo`)."""
     meta = dict(r.get("metadata") or {})
     date = meta.pop("date_processed", None)
     return RepoInfo(
@@ -231,17 +201,27 @@ def _repo_infos_from_metadata(path: Path, meta: Any) -> list[RepoInfo]:
             hint="metadata.json is an object",
         )
     infos = []
-    if isinstance(meta.get("repositories"), list):  # a LeanDojo-v2 merged export
-        for i, r in enumerate(meta["repositories"]):
-            if not isinstance(r, dict) or "url" not in r or "commit" not in r:
+    if "repositories" in meta:  # a LeanDojo-v2 merged export
+        repos = meta["repositories"]
+        if not isinstance(repos, list):
+            raise DataError(
+                path,
+                f"expected a list of repositories, got {type(repos).__name__}",
+                field="repositories",
+                hint='metadata.json of a merged export has "repositories": [{"url": …}, …]',
+            )
+        for i, r in enumerate(repos):
+            infos.append(_repo_info(_check_repo(r, path, f"repositories[{i}]"), path))
+    elif "from_repo" in meta:  # a lean_dojo trace export
+        r = _check_repo(meta["from_repo"], path, "from_repo")
+        for key in ("lean_version", "leandojo_version"):
+            if meta.get(key) is not None and not isinstance(meta[key], str):
                 raise DataError(
-                    path, "repository needs 'url' and 'commit'", index=i, field="repositories"
+                    path,
+                    f"expected a string, got {type(meta[key]).__name__}",
+                    field=key,
+                    hint="versions are strings such as 'v4.9.0'",
                 )
-            infos.append(_repo_info(r, path))
-    elif isinstance(meta.get("from_repo"), dict):  # a lean_dojo trace export
-        r = meta["from_repo"]
-        if "url" not in r or "commit" not in r:
-            raise DataError(path, "from_repo needs 'url' and 'commit'", field="from_repo")
         date = meta.get("creation_time")
         extra = {
             k: v
@@ -277,12 +257,20 @@ def read_export_dir(root: Path) -> Iterator[SourceItem]:
             "no theorem files found",
             hint="expected random/{train,val,test}.json, novel_premises/… or *.json split files",
         )
+    count = 0
     for f in files:
-        for i, obj in iter_json_array(f):
+        for i, obj in iter_json_array(f, what="theorems"):
+            count += 1
             yield SourceItem("theorem", obj, path=f, index=i)
+    if count == 0:
+        raise DataError(
+            root,
+            f"no theorems: {', '.join(str(f.relative_to(root)) for f in files)} hold empty arrays",
+            hint="export or trace a repository with at least one theorem",
+        )
     corpus = root / "corpus.jsonl"
     if corpus.is_file():
-        for i, obj in iter_jsonl(corpus):
+        for i, obj in iter_jsonl(corpus, what="corpus files"):
             yield SourceItem("premise_file", obj, path=corpus, index=i)
     traced = root / "traced_files.jsonl"
     if traced.is_file():
@@ -330,15 +318,25 @@ def read_dynamic_database(path: Path) -> Iterator[SourceItem]:
             field="repositories",
             hint='a dynamic_database.json is {"repositories": [...]}',
         )
+    if not data["repositories"]:
+        raise DataError(
+            path,
+            "no repositories: the 'repositories' list is empty",
+            field="repositories",
+            hint="give a dynamic_database.json holding at least one repository",
+        )
     for i, r in enumerate(data["repositories"]):
-        for key in ("url", "commit"):
-            if not isinstance(r, dict) or not isinstance(r.get(key), str):
-                raise DataError(
-                    path, "required field is missing", index=i, field=f"repositories[{i}].{key}"
-                )
-        info = _repo_info(r, path)
+        info = _repo_info(_check_repo(r, path, f"repositories[{i}]"), path)
         repo_key = (info.url, info.commit)
         yield SourceItem("repo", info)
+        for key in (*_DYN_STATUSES, "premise_files", "files_traced"):
+            if r.get(key) is not None and not isinstance(r[key], list):
+                raise DataError(
+                    path,
+                    f"expected a list, got {type(r[key]).__name__}",
+                    field=f"repositories[{i}].{key}",
+                    hint=f"'{key}' of a dynamic_database.json repository is a list",
+                )
         for status_key in _DYN_STATUSES:
             for j, t in enumerate(r.get(status_key) or []):
                 if isinstance(t, dict):
@@ -357,8 +355,15 @@ def read_dynamic_database(path: Path) -> Iterator[SourceItem]:
                 path=path,
                 index=j,
             )
-        for f in r.get("files_traced") or []:
-            yield SourceItem("traced_file", str(f), repo=repo_key, path=path)
+        for j, f in enumerate(r.get("files_traced") or []):
+            if not isinstance(f, str):
+                raise DataError(
+                    path,
+                    f"expected a file path string, got {type(f).__name__}",
+                    index=j,
+                    field=f"repositories[{i}].files_traced",
+                )
+            yield SourceItem("traced_file", f, repo=repo_key, path=path)
 
 
 _STATUS = {
@@ -386,7 +391,8 @@ def read_source(path: str | Path) -> Iterator[SourceItem]:
             )
         if _first_char(path) == "[":  # a bare split file of theorems
             return (
-                SourceItem("theorem", obj, path=path, index=i) for i, obj in iter_json_array(path)
+                SourceItem("theorem", obj, path=path, index=i)
+                for i, obj in iter_json_array(path, what="theorems", allow_empty=False)
             )
         return read_dynamic_database(path)
     return read_export_dir(path)
@@ -395,7 +401,7 @@ def read_source(path: str | Path) -> Iterator[SourceItem]:
 def _first_char(path: Path) -> str:
     with path.open(encoding="utf-8", errors="replace") as f:
         while chunk := f.read(4096):
-            stripped = chunk.lstrip()
+            stripped = chunk.lstrip(" \t\r\n\ufeff")
             if stripped:
                 return stripped[0]
     return ""
