@@ -67,7 +67,8 @@ class ExportResult:
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (also stored under ``"leantrain"`` in metadata.json)."""
         return {
-            "out_dir": str(self.out_dir),
+            # a path that is not valid UTF-8 is written with escapes (JSON must be UTF-8)
+            "out_dir": str(self.out_dir).encode("utf-8", "backslashreplace").decode("utf-8"),
             "repos": self.repos,
             "num_theorems": self.num_theorems,
             "num_tactics": self.num_tactics,
