@@ -217,6 +217,28 @@ def test_every_subcommand_refuses_bad_databases_in_one_line_and_touches_nothing(
         assert not list((tmp_path / "OUT").iterdir())
 
 
+def test_db_paths_that_cannot_be_a_database(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "file.txt").write_text("x")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # reading it would hang: refused without opening it
+    cases = [
+        ("", "the database path is empty"),
+        ("/dev/null", "not a regular file"),
+        (str(fifo), "not a regular file"),
+        ("/proc/leantrain.db", "system directory|no database here"),
+        ("file.txt/lt.db", "cannot open or create"),
+    ]
+    for db, message in cases:
+        for cmd in ("import", "stats"):
+            argv = ["--sample"] if cmd == "import" else []
+            code, err = _cli(capsys, cmd, *argv, "--db", db)
+            assert code == 1, (db, cmd)
+            _one_line_error(err)
+            assert any(m in err for m in message.split("|")), err
+    assert sorted(os.listdir(tmp_path)) == ["fifo", "file.txt"]
+
+
 def test_foreign_database_stays_byte_identical_and_gets_no_tables(tmp_path):
     path = _foreign_db(tmp_path / "app.db")
     before = path.read_bytes()

@@ -32,6 +32,14 @@ __all__ = ["DEFAULT_DB", "Database", "Repository", "split_repo_id"]
 DEFAULT_DB = "leantrain.db"
 
 
+_SYSTEM_ROOTS = ("/proc", "/sys", "/dev", "/etc", "/bin", "/sbin", "/usr", "/boot")
+
+
+def _in_system_dir(path: Path) -> bool:
+    resolved = path.expanduser().resolve()
+    return any(resolved == Path(r) or Path(r) in resolved.parents for r in _SYSTEM_ROOTS)
+
+
 class Database:
     """A SQLite database of traced repositories (created and migrated on open).
 
@@ -43,7 +51,15 @@ class Database:
     """
 
     def __init__(self, path: str | Path = DEFAULT_DB, *, create: bool = True) -> None:
+        if not str(path).strip():
+            raise DataError(None, "the database path is empty", hint="pass --db FILE, e.g. lt.db")
         self.path = Path(path)
+        if create and not self.path.exists() and _in_system_dir(self.path):
+            raise DataError(
+                self.path,
+                "will not create a database in a system directory",
+                hint="pass --db with a file of your own, e.g. lt.db",
+            )
         if not create and not self.path.exists():
             raise DataError(
                 self.path,

@@ -141,6 +141,12 @@ def _check_file(path: Path) -> None:
         raise DataError(
             path, "is a directory, not a database file", hint="pass --db with a file, e.g. lt.db"
         )
+    if not path.is_file():  # a device, a FIFO (reading one would hang), a socket
+        raise DataError(
+            path,
+            "is not a regular file, so not a database",
+            hint="pass --db with a file, e.g. lt.db",
+        )
     try:
         size = path.stat().st_size
         with path.open("rb") as f:
@@ -270,7 +276,11 @@ def connect(
             os.fspath(path), timeout=timeout, isolation_level=None, check_same_thread=False
         )
     except sqlite3.Error as e:
-        raise DataError(path, f"cannot open the database ({e})", hint=_FIX_FOREIGN) from None
+        raise DataError(
+            path,
+            f"cannot open or create the database ({e})",
+            hint="pass --db with a file in a directory you can write",
+        ) from None
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         conn.execute("PRAGMA foreign_keys = ON")
