@@ -149,3 +149,90 @@ def test_config_to_dict_redacts_secrets() -> None:
 
     assert config_to_dict(C(hub_token="hf_abc")) == {"hub_token": "<redacted>", "lr": 0.1}
     assert config_to_dict(C()) == {"hub_token": None, "lr": 0.1}
+
+
+BOMB = """\
+a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]
+b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]
+c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]
+d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]
+e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]
+f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]
+g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]
+h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]
+repos: [*h, *h, *h, *h, *h, *h, *h, *h, *h]
+"""
+
+
+def _one_line_error(path, cls=TrainConfig) -> str:
+    with pytest.raises(ConfigError) as e:
+        config_from_yaml(cls, path)
+    message = str(e.value)
+    assert "\n" not in message and str(path) in message
+    return message
+
+
+def test_yaml_alias_bomb_fails_fast(tmp_path):
+    import time
+    import tracemalloc
+
+    path = tmp_path / "bomb.yaml"
+    path.write_text(BOMB)  # 9**9 ≈ 387 million strings once expanded
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        message = _one_line_error(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "alias bomb" in message
+    assert time.perf_counter() - start < 5 and peak < 50 * 2**20
+    # a few aliases (shared defaults) stay fine
+    path.write_text("model_name: &m tiny\noutput_dir: *m\nrepos: [*m, *m]\n")
+    assert config_from_yaml(TrainConfig, path).repos == ["tiny", "tiny"]
+
+
+def test_yaml_recursive_alias_and_deep_nesting(tmp_path):
+    path = tmp_path / "rec.yaml"
+    path.write_text("repos: &a [*a]\n")
+    assert "refers to itself" in _one_line_error(path)
+    path.write_text("repos: " + "[" * 5000 + "]" * 5000 + "\n")
+    _one_line_error(path)
+
+
+@pytest.mark.parametrize("text", ["", "\n# only a comment\n", "null\n", "~\n", "{}\n"])
+def test_empty_or_null_yaml_is_an_error(tmp_path, text):
+    path = tmp_path / "empty.yaml"
+    path.write_text(text)
+    assert "the config file is empty" in _one_line_error(path)
+    with pytest.raises(ConfigError, match="empty"):
+        parse_cli(TrainConfig, ["--config", str(path)])
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"\xff\xfe\x00\x01\x02binary", "model_name: tiny\n".encode("utf-16"), b"model_name: \xe9\n"],
+)
+def test_binary_and_non_utf8_yaml_name_the_file(tmp_path, data):
+    path = tmp_path / "bin.yaml"
+    path.write_bytes(data)
+    assert "not a UTF-8 text file" in _one_line_error(path)
+
+
+def test_yaml_control_characters_and_huge_files(tmp_path):
+    path = tmp_path / "nul.yaml"
+    path.write_bytes(b"model_name: a\x00b\n")
+    assert "malformed YAML" in _one_line_error(path)
+    path.write_bytes(b"#" * (11 * 2**20))
+    assert "MiB" in _one_line_error(path)
+
+
+def test_check_numbers_names_the_flag():
+    from leantrain.core.config import check_numbers
+
+    cfg = TrainConfig(max_steps=-5, learning_rate=float("nan"))
+    with pytest.raises(ConfigError, match=r"^--max_steps must be -1 \(no limit\) or at least 1"):
+        check_numbers(cfg, {"max_steps": "-1|>=1"})
+    with pytest.raises(ConfigError, match="--learning_rate must be zero or more, got nan"):
+        check_numbers(cfg, {"learning_rate": ">=0"})
+    check_numbers(TrainConfig(output_dir=None), {"output_dir": ">=1", "missing": ">0"})

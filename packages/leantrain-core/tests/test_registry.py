@@ -28,7 +28,7 @@ def test_decorator_and_get():
 
 def test_module_attr_strings():
     reg = Registry("thing")
-    assert reg.get("os.path:join") is import_object("os.path:join")
+    assert reg.get("os.path:join", allow_code=True) is import_object("os.path:join")
     assert import_object("leantrain.core.registry:Registry.get") is Registry.get
     with pytest.raises(ConfigError, match="cannot import module"):
         import_object("no_such_module_xyz:f")
@@ -71,3 +71,41 @@ def test_entry_points_are_discovered(monkeypatch):
     assert seen_groups[0] == "leantrain.encoders"
     with pytest.raises(ConfigError, match="failed to load from its entry point: boom"):
         reg.get("broken")
+
+
+def test_module_attr_needs_the_opt_in(monkeypatch):
+    monkeypatch.delenv("LEANTRAIN_ALLOW_CODE", raising=False)
+    imported = []
+    monkeypatch.setattr(registry_module, "import_object", lambda spec: imported.append(spec))
+    reg = Registry("reward function")
+    for call in (lambda: reg.get("os:system"), lambda: reg.check_code("os:system")):
+        with pytest.raises(ConfigError) as e:
+            call()
+        assert str(e.value) == (
+            "'os:system' is not a registered reward function; loading code named in a config "
+            "needs allow_code: true / --allow-code / LEANTRAIN_ALLOW_CODE=1"
+        )
+    assert imported == []  # refused before anything was imported
+    reg.get("os:system", allow_code=True)
+    assert imported == ["os:system"]
+    monkeypatch.setenv("LEANTRAIN_ALLOW_CODE", "1")
+    reg.get("os.path:join")
+    reg.check_code("os.path:join")
+    assert imported[-1] == "os.path:join"
+    monkeypatch.setenv("LEANTRAIN_ALLOW_CODE", "0")
+    with pytest.raises(ConfigError, match="LEANTRAIN_ALLOW_CODE=1"):
+        reg.get("os.path:join")
+
+
+def test_registered_names_and_entry_points_need_no_opt_in(monkeypatch):
+    monkeypatch.delenv("LEANTRAIN_ALLOW_CODE", raising=False)
+    sentinel = object()
+    monkeypatch.setattr(
+        registry_module, "entry_points", lambda group: [_FakeEP("pkg:plugin", sentinel)]
+    )
+    reg = Registry("encoder", "leantrain.encoders")
+    reg.add("my:name", sentinel)
+    assert reg.get("my:name") is sentinel and reg.get("pkg:plugin") is sentinel
+    reg.check_code("my:name")
+    reg.check_code("pkg:plugin")
+    reg.check_code("plain_unknown_name")  # not code: get() reports it as unknown

@@ -36,6 +36,7 @@ from leantrain.core.registry import (
     ENCODERS,
     REWARDS,
     Registry,
+    code_allowed,
     import_object,
 )
 from leantrain.core.sample import sample_data_dir, sample_repo_dirs
@@ -80,6 +81,7 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_jsonl",
     "atomic_write_text",
+    "code_allowed",
     "config_from_dict",
     "config_from_yaml",
     "config_to_dict",

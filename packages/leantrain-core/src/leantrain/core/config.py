@@ -19,10 +19,11 @@ import dataclasses
 import difflib
 import enum
 import json
+import math
 import re
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -152,17 +153,117 @@ def config_from_dict(cls: type[C], data: Mapping[str, Any] | None, *, source: st
     return _build(cls, data, source=source)
 
 
+_NUMBER_RULES: dict[str, tuple[Callable[[float], bool], str]] = {
+    ">=1": (lambda v: v >= 1, "at least 1"),
+    ">0": (lambda v: v > 0, "positive"),
+    ">=0": (lambda v: v >= 0, "zero or more"),
+    "[0,1]": (lambda v: 0 <= v <= 1, "between 0 and 1"),
+    "[0,1)": (lambda v: 0 <= v < 1, "at least 0 and below 1"),
+    "-1|>=1": (lambda v: v == -1 or v >= 1, "-1 (no limit) or at least 1"),
+}
+"""The ranges :func:`check_numbers` knows, with how its errors describe them."""
+
+
+def check_numbers(cfg: Any, rules: Mapping[str, str], *, prefix: str = "--") -> None:
+    """Raise one :class:`ConfigError` naming the flag for the first number of ``cfg`` out of
+    its range: ``rules`` maps a field to one of ``>=1``, ``>0``, ``>=0``, ``[0,1]``, ``[0,1)``,
+    ``-1|>=1``. ``None`` (where a field allows it), non-numbers and absent fields are skipped;
+    NaN and infinity are out of every range."""
+    for name, rule in rules.items():
+        value = getattr(cfg, name, None)
+        if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        ok, expected = _NUMBER_RULES[rule]
+        if not (math.isfinite(value) and ok(value)):
+            raise ConfigError(f"{prefix}{name} must be {expected}, got {value!r}")
+
+
+MAX_YAML_BYTES = 10 * 2**20
+"""The largest config file :func:`load_yaml` reads (configs are a few kB)."""
+
+MAX_YAML_NODES = 100_000
+"""The most values a YAML config may hold once its aliases are expanded: a "billion laughs"
+alias bomb fails fast, before anything is built from it."""
+
+
+def _expanded_size(root: yaml.Node, path: Path) -> int:
+    """The number of nodes of ``root`` with every alias expanded, counted once per shared node
+    (so in time linear in the file); over :data:`MAX_YAML_NODES` or recursive is an error."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in open_nodes:
+            raise ConfigError(f"{path}: a YAML alias refers to itself (a recursive structure)")
+        open_nodes.add(key)
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            total += sum(size(child) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            total += sum(size(k) + size(v) for k, v in node.value)
+        open_nodes.discard(key)
+        if total > MAX_YAML_NODES:
+            raise ConfigError(
+                f"{path}: the YAML expands to more than {MAX_YAML_NODES:,} values "
+                "(aliases repeated into an 'alias bomb'?)",
+                hint="a config file is a small mapping of keys; write it without nested aliases",
+            )
+        sizes[key] = total
+        return total
+
+    return size(root)
+
+
 def load_yaml(path: str | Path) -> dict[str, Any]:
-    """Read a YAML mapping with ``yaml.safe_load``; errors name the file."""
+    """Read a YAML mapping of config keys (``yaml.SafeLoader``); every error is one
+    :class:`ConfigError` naming the file: not found, too large, not UTF-8 text, malformed,
+    nested too deeply, aliases expanding past :data:`MAX_YAML_NODES`, empty or ``null`` (a
+    config file without keys is a mistake), or not a mapping."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}", hint="check the --config path")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        with path.open("rb") as f:
+            raw = f.read(MAX_YAML_BYTES + 1)
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read the config file: {e.strerror or e}") from None
+    if len(raw) > MAX_YAML_BYTES:
+        raise ConfigError(
+            f"{path}: a config file of more than {MAX_YAML_BYTES // 2**20} MiB",
+            hint="is this the right file? configs are small YAML mappings",
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(
+            f"{path}: not a UTF-8 text file (byte {e.start}); is it a YAML config?",
+            hint="save it as UTF-8 YAML",
+        ) from None
+    loader = None
+    try:
+        loader = yaml.SafeLoader(text)  # its reader refuses control characters here
+        node = loader.get_single_node()
+        if node is not None:
+            _expanded_size(node, path)
+            data = loader.construct_document(node)
+        else:
+            data = None
     except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: malformed YAML: {e}".replace("\n", " ")) from None
-    if data is None:
-        return {}
+        detail = " ".join(str(e).split())
+        raise ConfigError(f"{path}: malformed YAML: {detail}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: the YAML is nested too deeply") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    if data is None or data == {}:
+        raise ConfigError(
+            f"{path}: the config file is empty (no keys)",
+            hint="add the config's keys to it (a config file without any is a mistake)",
+        )
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of config keys, got {type(data).__name__}")
     return data

@@ -1,20 +1,26 @@
 """Registries of named components (rewards, algorithms, advantage functions, encoders…).
 
 A component is found by, in order: a name registered with the decorator, a name published by
-an installed package under the registry's entry-point group, or a ``module:attr`` string naming
-anything importable::
+an installed package under the registry's entry-point group, or — only with an explicit
+opt-in — a ``module:attr`` string naming anything importable::
 
     from leantrain.core.registry import REWARDS
 
     @REWARDS.register("my_reward")
     def my_reward(completions, **kwargs): ...
 
-    REWARDS.get("my_reward"); REWARDS.get("my_pkg.rewards:other_reward")
+    REWARDS.get("my_reward"); REWARDS.get("my_pkg.rewards:other_reward", allow_code=True)
+
+Configs are shared like model cards, so a ``module:attr`` in one is code its author chose, not
+the user: as with transformers' ``trust_remote_code``, it is loaded only when the user opts in
+(``allow_code: true`` in the config, ``--allow-code``, or ``LEANTRAIN_ALLOW_CODE=1``).
+Otherwise :meth:`Registry.get` raises :class:`ConfigError` before importing anything.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
@@ -22,6 +28,27 @@ from typing import Any, Generic, TypeVar
 from leantrain.core.errors import ConfigError
 
 T = TypeVar("T")
+
+ALLOW_CODE_ENV = "LEANTRAIN_ALLOW_CODE"
+"""Environment variable that, set to ``1``, allows ``module:attr`` names in every config."""
+
+OPT_IN = f"allow_code: true / --allow-code / {ALLOW_CODE_ENV}=1"
+"""The ways to opt in, as error messages name them."""
+
+
+def code_allowed(allow_code: bool = False) -> bool:
+    """Whether ``module:attr`` names may be imported: ``allow_code`` or ``LEANTRAIN_ALLOW_CODE``
+    set to ``1`` / ``true`` / ``yes``."""
+    env = os.environ.get(ALLOW_CODE_ENV, "").strip().lower()
+    return bool(allow_code) or env in ("1", "true", "yes")
+
+
+def check_code_allowed(name: str, kind: str, allow_code: bool = False) -> None:
+    """Raise :class:`ConfigError` unless importing the code ``name`` is allowed."""
+    if not code_allowed(allow_code):
+        raise ConfigError(
+            f"'{name}' is not a registered {kind}; loading code named in a config needs {OPT_IN}"
+        )
 
 
 def import_object(spec: str) -> Any:
@@ -71,8 +98,10 @@ class Registry(Generic[T]):
             return {}
         return {ep.name: ep for ep in entry_points(group=self.entry_point_group)}
 
-    def get(self, name: str) -> T:
-        """The component called ``name`` (registered, entry point, or ``module:attr``)."""
+    def get(self, name: str, *, allow_code: bool = False) -> T:
+        """The component called ``name``: registered, an entry point, or ``module:attr`` (only
+        with ``allow_code`` or ``LEANTRAIN_ALLOW_CODE=1``; otherwise a :class:`ConfigError`
+        is raised before anything is imported)."""
         if name in self._items:
             return self._items[name]
         eps = self._entry_points()
@@ -86,6 +115,7 @@ class Registry(Generic[T]):
             self._items[name] = obj
             return obj
         if ":" in name:
+            check_code_allowed(name, self.kind, allow_code)
             return import_object(name)
         import difflib
 
@@ -95,8 +125,15 @@ class Registry(Generic[T]):
             f"did you mean '{close[0]}'?" if close else f"available: {', '.join(names) or 'none'}"
         )
         raise ConfigError(
-            f"unknown {self.kind} '{name}'", hint=hint + " (or give a 'module:attr' path)"
+            f"unknown {self.kind} '{name}'",
+            hint=hint + f" (or give a 'module:attr' path, with {OPT_IN})",
         )
+
+    def check_code(self, name: str, *, allow_code: bool = False) -> None:
+        """Raise :class:`ConfigError` now, importing nothing, when ``name`` is a ``module:attr``
+        that is not registered and code is not allowed (what :meth:`get` would refuse)."""
+        if ":" in name and name not in self:
+            check_code_allowed(name, self.kind, allow_code)
 
     def names(self) -> list[str]:
         """Every name that :meth:`get` resolves without an import path."""
