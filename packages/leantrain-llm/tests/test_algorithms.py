@@ -110,7 +110,7 @@ def test_zero_variance_and_singletons_give_zeros_not_nan(name):
 
 
 def test_custom_advantage_by_import_path_and_validation():
-    fn = get_advantage_fn("leantrain.llm.algorithms:rloo_advantages")
+    fn = get_advantage_fn("leantrain.llm.algorithms:rloo_advantages", allow_code=True)
     torch.testing.assert_close(fn(REWARDS, GROUPS), rloo_advantages(REWARDS, GROUPS))
 
     def bad_shape(rewards, group_ids):

@@ -171,7 +171,7 @@ def test_build_reward_funcs_names_weights_options():
 
 
 def test_build_from_import_path_and_callable():
-    funcs, _ = build_reward_funcs(["leantrain.llm.rewards:no_sorry_reward"])
+    funcs, _ = build_reward_funcs(["leantrain.llm.rewards:no_sorry_reward"], allow_code=True)
     assert funcs[0].__name__ == "no_sorry_reward"
 
     def constant(prompts, completions, **kwargs):
@@ -224,7 +224,7 @@ def test_wrapped_reward_errors_are_clear():
 )
 def test_build_errors_are_config_errors(spec, message):
     with pytest.raises(ConfigError, match=message):
-        build_reward_funcs([spec])
+        build_reward_funcs([spec], allow_code=True)
     with pytest.raises(ConfigError, match="no reward functions"):
         build_reward_funcs([])
 

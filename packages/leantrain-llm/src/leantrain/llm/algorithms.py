@@ -93,13 +93,14 @@ for _name, _overrides in PRESETS.items():
     ALGORITHMS.add(_name, _overrides)
 
 
-def algorithm_preset(name: str) -> dict[str, Any]:
+def algorithm_preset(name: str, *, allow_code: bool = False) -> dict[str, Any]:
     """The ``GRPOConfig`` overrides of algorithm ``name`` (a fresh copy, safe to modify).
 
     ``name`` is a registered preset, an entry point of group ``leantrain.algorithms``, or a
-    ``module:attr`` naming a dict or a zero-argument callable returning one.
+    ``module:attr`` naming a dict or a zero-argument callable returning one (only with
+    ``allow_code`` or ``LEANTRAIN_ALLOW_CODE=1``).
     """
-    obj = ALGORITHMS.get(name)
+    obj = ALGORITHMS.get(name, allow_code=allow_code)
     if callable(obj) and not isinstance(obj, Mapping):
         obj = obj()
     if not isinstance(obj, Mapping):
@@ -196,10 +197,11 @@ ADVANTAGES.add("dr_grpo", functools.partial(group_normalized_advantages, scale=F
 ADVANTAGES.add("rloo", rloo_advantages)
 
 
-def get_advantage_fn(name: str | AdvantageFn) -> AdvantageFn:
-    """The advantage function called ``name`` (registered, entry point or ``module:function``),
-    wrapped so that a wrong shape or a NaN/inf in its output is a clear error."""
-    fn = name if callable(name) else ADVANTAGES.get(name)
+def get_advantage_fn(name: str | AdvantageFn, *, allow_code: bool = False) -> AdvantageFn:
+    """The advantage function called ``name`` (registered, entry point or — with ``allow_code``
+    or ``LEANTRAIN_ALLOW_CODE=1`` — ``module:function``), wrapped so that a wrong shape or a
+    NaN/inf in its output is a clear error."""
+    fn = name if callable(name) else ADVANTAGES.get(name, allow_code=allow_code)
     label = name if isinstance(name, str) else getattr(name, "__name__", repr(name))
     if not callable(fn):
         raise ConfigError(f"advantage function '{label}' is not callable (got {type(fn).__name__})")

@@ -8,7 +8,45 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from leantrain.core.config import check_numbers
 from leantrain.core.errors import ConfigError
+
+NUMBER_RULES: dict[str, str] = {
+    # TrainingArguments / TRL settings that crash (or silently misbehave) later when out of range
+    "per_device_train_batch_size": ">=1",
+    "per_device_eval_batch_size": ">=1",
+    "gradient_accumulation_steps": ">=1",
+    "num_train_epochs": ">0",
+    "max_steps": "-1|>=1",
+    "learning_rate": ">=0",
+    "weight_decay": ">=0",
+    "warmup_steps": ">=0",
+    "warmup_ratio": "[0,1]",
+    "max_grad_norm": ">=0",
+    "logging_steps": ">0",
+    "save_steps": ">0",
+    "eval_steps": ">0",
+    "save_total_limit": ">=0",
+    "dataloader_num_workers": ">=0",
+    "seed": ">=0",
+    # leantrain's own
+    "eval_k": ">=1",
+    "eval_max_new_tokens": ">=1",
+    "max_eval_samples": ">=1",
+    "max_train_samples": ">=1",
+    # SFT / GRPO lengths and sampling
+    "max_length": ">=1",
+    "max_prompt_length": ">=1",
+    "max_completion_length": ">=1",
+    "steps_per_generation": ">=1",
+    "generation_batch_size": ">=1",
+    "num_iterations": ">=1",
+    "temperature": ">0",
+    "beta": ">=0",
+    "epsilon": ">=0",
+}
+"""Ranges of the numeric settings checked when an SFT / GRPO config is built (see
+:func:`leantrain.core.config.check_numbers`); an error names the flag."""
 
 
 @dataclass
@@ -91,6 +129,15 @@ class LeanTrainArguments:
         },
     )
 
+    allow_code: bool = field(
+        default=False,
+        metadata={
+            "help": "Allow 'module:attr' names of code (rewards, advantage functions, algorithm "
+            "presets) that are not registered; like trust_remote_code, give it only for configs "
+            "you trust (also: LEANTRAIN_ALLOW_CODE=1)."
+        },
+    )
+
     def _resolve_precision(self) -> None:
         # TRL defaults bf16 to True, which fails on CPU: use it only where the GPU supports it.
         if getattr(self, "bf16", None) is None and not getattr(self, "fp16", False):
@@ -99,10 +146,9 @@ class LeanTrainArguments:
             self.bf16 = bf16_supported()
 
     def _check_common(self) -> None:
-        if self.num_train_epochs <= 0:
-            raise ConfigError(f"num_train_epochs must be positive, got {self.num_train_epochs}")
-        if self.eval_k < 1:
-            raise ConfigError(f"eval_k must be at least 1, got {self.eval_k}")
+        check_numbers(self, NUMBER_RULES)
+        if self.use_lora:
+            check_numbers(self, {"lora_r": ">=1", "lora_alpha": ">0", "lora_dropout": "[0,1)"})
         if self.split_strategy not in ("random", "novel_premises"):
             raise ConfigError(
                 f"split_strategy must be 'random' or 'novel_premises', got {self.split_strategy!r}"

@@ -3,6 +3,7 @@ fields, the reward functions, the algorithm preset and a custom advantage functi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 
 import trl
@@ -66,6 +67,7 @@ class GRPOConfig(LeanTrainArguments, trl.GRPOConfig):
                 "GRPO needs at least one reward function",
                 hint="e.g. --reward format --reward reference_match",
             )
+        self._check_code()
         self._apply_algorithm()
         self._check_batch()
         self._resolve_precision()
@@ -74,13 +76,28 @@ class GRPOConfig(LeanTrainArguments, trl.GRPOConfig):
         except ValueError as e:
             raise ConfigError(f"invalid GRPO settings: {e}") from None
 
+    def _check_code(self) -> None:
+        """Refuse unregistered ``module:attr`` names now (before anything is imported or run)
+        unless ``allow_code`` / ``LEANTRAIN_ALLOW_CODE=1``."""
+        from leantrain.core.registry import ADVANTAGES, ALGORITHMS, REWARDS
+
+        specs = self.reward_funcs
+        for spec in [specs] if isinstance(specs, (str, Mapping)) else specs or []:
+            name = spec.get("name") if isinstance(spec, Mapping) else spec
+            if isinstance(name, str):
+                REWARDS.check_code(name, allow_code=self.allow_code)
+        if isinstance(self.advantage_fn, str):
+            ADVANTAGES.check_code(self.advantage_fn, allow_code=self.allow_code)
+        if isinstance(self.algorithm, str):
+            ALGORITHMS.check_code(self.algorithm, allow_code=self.allow_code)
+
     def _apply_algorithm(self) -> None:
         if self.algorithm is None:
             return
         from leantrain.llm.algorithms import algorithm_preset
 
         valid = {f.name for f in fields(self)}
-        for key, value in algorithm_preset(self.algorithm).items():
+        for key, value in algorithm_preset(self.algorithm, allow_code=self.allow_code).items():
             if key not in valid:
                 raise ConfigError(
                     f"algorithm preset '{self.algorithm}' sets unknown GRPOConfig key '{key}'"

@@ -105,7 +105,7 @@ class GRPOTrainer(LLMTrainer):
     def _build_rewards(self) -> tuple[list[Any], list[float]]:
         from leantrain.llm.rewards import build_reward_funcs
 
-        return build_reward_funcs(self._reward_specs)
+        return build_reward_funcs(self._reward_specs, allow_code=self.config.allow_code)
 
     def _after_overrides(self, config: Any, values: dict[str, Any]) -> None:
         if "per_device_train_batch_size" in values:
@@ -123,7 +123,7 @@ class GRPOTrainer(LLMTrainer):
             return None
         from leantrain.llm.algorithms import get_advantage_fn
 
-        return get_advantage_fn(self.config.advantage_fn)
+        return get_advantage_fn(self.config.advantage_fn, allow_code=self.config.allow_code)
 
     def _dataset(self, data: Any) -> Any:
         from leantrain.llm.training_data import load_rl_dataset

@@ -11,8 +11,32 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from leantrain.core.config import check_numbers
 from leantrain.core.errors import ConfigError
 from transformers import TrainingArguments
+
+NUMBER_RULES: dict[str, str] = {
+    "per_device_train_batch_size": ">=1",
+    "per_device_eval_batch_size": ">=1",
+    "gradient_accumulation_steps": ">=1",
+    "num_train_epochs": ">0",
+    "max_steps": "-1|>=1",
+    "learning_rate": ">=0",
+    "weight_decay": ">=0",
+    "warmup_steps": ">=0",
+    "warmup_ratio": "[0,1]",
+    "max_grad_norm": ">=0",
+    "logging_steps": ">0",
+    "save_steps": ">0",
+    "eval_steps": ">0",
+    "save_total_limit": ">=0",
+    "dataloader_num_workers": ">=0",
+    "seed": ">=0",
+    "tiny_hidden_size": ">=1",
+    "tiny_layers": ">=1",
+    "tiny_vocab_size": ">=1",
+}
+"""Ranges of the numeric settings checked when the config is built; an error names the flag."""
 
 
 @dataclass
@@ -119,6 +143,7 @@ class ProgressConfig(TrainingArguments):
     )
 
     def __post_init__(self) -> None:
+        check_numbers(self, NUMBER_RULES)
         if self.max_length < 8:
             raise ConfigError(f"max_length must be at least 8, got {self.max_length}")
         if not 0 <= self.eval_ratio < 1:

@@ -44,10 +44,14 @@ def _instantiate(name: str, obj: Any, options: dict[str, Any]) -> Callable[..., 
     return func
 
 
-def build_reward_funcs(specs: Sequence[RewardSpec]) -> tuple[list[ValidatedReward], list[float]]:
+def build_reward_funcs(
+    specs: Sequence[RewardSpec], *, allow_code: bool = False
+) -> tuple[list[ValidatedReward], list[float]]:
     """Reward functions for TRL's ``GRPOTrainer(reward_funcs=…)`` and ``GRPOConfig.reward_weights``.
 
-    Each spec is a registered name (``"format"``), an import path (``"my.mod:fn"``), a dict
+    Each spec is a registered name (``"format"``), an import path (``"my.mod:fn"``, only with
+    ``allow_code`` or ``LEANTRAIN_ALLOW_CODE=1``: a config naming code is refused, importing
+    nothing, without the opt-in), a dict
     ``{"name": "length_penalty", "weight": 0.5, "max_chars": 80}`` whose other keys are options
     of a class / factory reward, or a callable. Every function is wrapped so that its output is
     checked (:func:`~leantrain.llm.rewards.validation.validate_reward_output`), and named
@@ -66,7 +70,7 @@ def build_reward_funcs(specs: Sequence[RewardSpec]) -> tuple[list[ValidatedRewar
         weight: Any = 1.0
         options: dict[str, Any] = {}
         if isinstance(spec, str):
-            name, obj = spec, REWARDS.get(spec)
+            name, obj = spec, REWARDS.get(spec, allow_code=allow_code)
         elif isinstance(spec, Mapping):
             options = dict(spec)
             if "name" not in options:
@@ -76,7 +80,7 @@ def build_reward_funcs(specs: Sequence[RewardSpec]) -> tuple[list[ValidatedRewar
                 )
             name = str(options.pop("name"))
             weight = options.pop("weight", 1.0)
-            obj = REWARDS.get(name)
+            obj = REWARDS.get(name, allow_code=allow_code)
         elif callable(spec):
             obj = spec
             name = getattr(spec, "__name__", None) or type(spec).__name__
