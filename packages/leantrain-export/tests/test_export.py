@@ -1,4 +1,5 @@
-"""export_merged_data, lifelong_exports, curriculum and the CLI."""
+"""export_merged_data, lifelong steps (Database.prepare_lifelong / export_merged_data, as the
+lifelong engine calls them), curriculum and the CLI."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from leantrain.export import (
     Database,
     RepoInfo,
     export_merged_data,
-    lifelong_exports,
     order_repositories,
     pin_novel_premise_rate,
     theorem_difficulty,
@@ -73,60 +73,55 @@ def test_deterministic_for_a_seed(tmp_path, synthetic_repos):
     ).read_bytes()
 
 
+def _steps(db, ids, data):
+    """What the lifelong engine does: pin once, then export the repositories so far."""
+    db.prepare_lifelong(ids, data)
+    return [db.export_merged_data(ids[: n + 1], data / f"{n:03d}") for n in range(len(ids))]
+
+
 def test_lifelong_steps_are_stable_and_resumable(tmp_path, synthetic_repos):
     db = Database(tmp_path / "lt.db")
     ids = [i for d in synthetic_repos for i in db.import_path(d)]
-    steps = list(lifelong_exports(db, ids, tmp_path / "data"))
-    assert [s.index for s in steps] == [0, 1, 2]
-    assert [s.repos_so_far for s in steps] == [ids[:1], ids[:2], ids]
-    assert len({s.result.novel_premise_rate for s in steps}) == 1  # calibrated once
+    steps = _steps(db, ids, tmp_path / "data")
+    assert len({s.novel_premise_rate for s in steps}) == 1  # calibrated once
     seen: dict[str, dict] = {"random": {}, "novel_premises": {}}
-    for step in steps:
-        _check_invariants(
-            step.data_dir,
-            {key(t) for s in load_split_dir(step.data_dir, "random").values() for t in s},
-        )
+    for n in range(len(ids)):
+        out = tmp_path / "data" / f"{n:03d}"
+        _check_invariants(out, {key(t) for s in load_split_dir(out, "random").values() for t in s})
         for strategy in seen:
             current = {
-                key(t): split
-                for split, ts in load_split_dir(step.data_dir, strategy).items()
-                for t in ts
+                key(t): split for split, ts in load_split_dir(out, strategy).items() for t in ts
             }
             for k, split in seen[strategy].items():
                 assert current[k] == split, f"{strategy}: {k} moved from {split} to {current[k]}"
             seen[strategy] = current
     assert all(v for v in seen.values())
-    # resume: skip what a manifest says is done; the step export is identical
-    resumed = list(lifelong_exports(db, ids, tmp_path / "data2", skip=ids[:2]))
-    assert [s.index for s in resumed] == [2] and resumed[0].repos_so_far == ids
-    assert load_split_dir(resumed[0].data_dir, "novel_premises") == load_split_dir(
-        steps[2].data_dir, "novel_premises"
+    # resume in a new process (a new Database): the pin in data/ is reused, the export identical
+    again = Database(tmp_path / "lt.db")
+    assert again.prepare_lifelong(ids, tmp_path / "data") == steps[0].novel_premise_rate
+    again.export_merged_data(ids, tmp_path / "resumed")
+    assert load_split_dir(tmp_path / "resumed", "novel_premises") == load_split_dir(
+        tmp_path / "data" / "002", "novel_premises"
     )
 
 
-def test_pinned_rate_keeps_splits_stable_when_repos_come_one_call_at_a_time(
-    tmp_path, synthetic_repos
-):
-    # the pipeline calls each trainer with the repositories so far; the rate pinned over all of
-    # them makes those calls export exactly what one call over all repositories exports
+def test_pinned_rate_survives_a_run_extended_with_more_repositories(tmp_path, synthetic_repos):
     db = Database(tmp_path / "lt.db")
     ids = [i for d in synthetic_repos for i in db.import_path(d)]
-    reference = list(lifelong_exports(db, ids, tmp_path / "all"))
+    reference = _steps(db, ids, tmp_path / "all")
     rate = pin_novel_premise_rate(db, ids, tmp_path / "data")
-    assert rate == reference[0].result.novel_premise_rate
+    assert rate == reference[0].novel_premise_rate
+    # a run started on the first repository, extended later: the first pin stays
+    first = Database(tmp_path / "lt.db")
+    assert first.prepare_lifelong(ids[:1], tmp_path / "data") == rate
     for n in range(1, len(ids) + 1):
-        (step,) = lifelong_exports(db, ids[:n], tmp_path / "data", skip=ids[: n - 1])
-        assert step.result.novel_premise_rate == rate
-        assert load_split_dir(step.data_dir, "novel_premises") == load_split_dir(
-            reference[n - 1].data_dir, "novel_premises"
+        result = first.export_merged_data(ids[:n], tmp_path / "data" / f"{n:03d}")
+        assert result.novel_premise_rate == rate
+        assert load_split_dir(tmp_path / "data" / f"{n:03d}", "novel_premises") == load_split_dir(
+            tmp_path / "all" / f"{n - 1:03d}", "novel_premises"
         )
-    # a different seed does not reuse the pinned rate of another configuration
-    (other,) = lifelong_exports(db, ids[:1], tmp_path / "data", seed=1, skip=())
-    assert json.loads((tmp_path / "data" / "lifelong.json").read_text())["seed"] == 1
-    assert (
-        other.result.novel_premise_rate
-        == json.loads((tmp_path / "data" / "lifelong.json").read_text())["novel_premise_rate"]
-    )
+    pinned = json.loads((tmp_path / "data" / "lifelong.json").read_text())
+    assert pinned["novel_premise_rate"] == rate
 
 
 def test_dedup_keeps_newest_date_processed(tmp_path):
@@ -228,8 +223,6 @@ def test_curriculum_orders_easiest_first(tmp_path):
     assert (order[0].easy, order[-1].easy) == (4, 0)
     assert theorem_difficulty(3) == pytest.approx(math.e**3)
     assert theorem_difficulty(2, has_sorry=True) == math.inf and theorem_difficulty(0) is None
-    steps = list(lifelong_exports(db, None, tmp_path / "data", val_fraction=0.0, test_fraction=0.0))
-    assert steps[0].repo.endswith("/easy@c")  # None: curriculum order
 
 
 def test_cli_end_to_end(tmp_path, lean4_example, capsys):

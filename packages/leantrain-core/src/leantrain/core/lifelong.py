@@ -286,6 +286,7 @@ class LifelongEngine:
         self.on_event = on_event
         self.callbacks = {k: list(v) for k, v in (callbacks or {}).items()}
         self.overwrite = overwrite
+        self._prepared = False
         self.output_flag = output_flag
         self.kind = kind
         self.main = is_main_process()
@@ -397,9 +398,10 @@ class LifelongEngine:
             return out
         exported = manifest.data.setdefault("exports", {})
         if exported.get(str(index)) != str(out) or not out.is_dir():
-            if index == 0 and hasattr(self.database, "prepare_lifelong"):
+            if not self._prepared and hasattr(self.database, "prepare_lifelong"):
                 # e.g. pin the novel-premises hold-out rate over every repository of the run
                 self.database.prepare_lifelong(list(self.repos or []) or None, self.data_path)
+                self._prepared = True
             t0 = time.time()
             self.database.export_merged_data(list(items), out)
             exported[str(index)] = str(out)

@@ -1,6 +1,6 @@
 """leantrain.export — the database of traced Lean repositories and the LeanDojo-v2 export.
 
->>> from leantrain.export import Database, export_merged_data, lifelong_exports
+>>> from leantrain.export import Database, export_merged_data
 >>> db = Database("lt.db")                                   # doctest: +SKIP
 >>> ids = db.import_path("../shared/data/lean4-example")     # doctest: +SKIP
 >>> export_merged_data(db, ids, "out/")                      # doctest: +SKIP
@@ -22,8 +22,6 @@ _EXPORTS = {
     "ExportConfig": "export_config",
     "ExportResult": "export_merged",
     "export_merged_data": "export_merged",
-    "LifelongStep": "lifelong",
-    "lifelong_exports": "lifelong",
     "pin_novel_premise_rate": "lifelong",
     "RepoDifficulty": "curriculum",
     "order_repositories": "curriculum",
@@ -40,14 +38,12 @@ __all__ = [
     "Database",
     "ExportConfig",
     "ExportResult",
-    "LifelongStep",
     "RepoDifficulty",
     "RepoInfo",
     "Repository",
     "check_trace_requirements",
     "export_merged_data",
     "iter_json_array",
-    "lifelong_exports",
     "order_repositories",
     "pin_novel_premise_rate",
     "read_source",
@@ -61,7 +57,7 @@ if TYPE_CHECKING:
     from leantrain.export.database import DEFAULT_DB, Database
     from leantrain.export.export_config import ExportConfig
     from leantrain.export.export_merged import ExportResult, export_merged_data
-    from leantrain.export.lifelong import LifelongStep, lifelong_exports, pin_novel_premise_rate
+    from leantrain.export.lifelong import pin_novel_premise_rate
     from leantrain.export.repository import Repository, split_repo_id
     from leantrain.export.sources import RepoInfo, iter_json_array, read_source
     from leantrain.export.trace import check_trace_requirements, trace_repository

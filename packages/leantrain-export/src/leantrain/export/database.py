@@ -135,12 +135,16 @@ class Database:
     def prepare_lifelong(self, repos: list[Any] | None, data_path: str | Path) -> float:
         """Pin the novel-premises hold-out rate over every repository of a lifelong run (``None``:
         the curriculum) in ``data_path/lifelong.json``, so that a theorem's novel-premises split
-        never changes from one step to the next; later :meth:`export_merged_data` calls use it."""
-        from leantrain.export.lifelong import pin_novel_premise_rate
+        never changes from one step to the next (a pin already there is kept); later
+        :meth:`export_merged_data` calls use it."""
+        from leantrain.export.lifelong import pin_novel_premise_rate, pinned_rate
 
-        ids = self.curriculum() if not repos else [self._ref(r) for r in repos]
-        self._novel_premise_rate = pin_novel_premise_rate(self, ids, data_path)
-        return self._novel_premise_rate
+        rate = pinned_rate(data_path)  # a resumed or extended run keeps its first pin
+        if rate is None:
+            ids = self.curriculum() if not repos else [self._ref(r) for r in repos]
+            rate = pin_novel_premise_rate(self, ids, data_path)
+        self._novel_premise_rate = rate
+        return rate
 
     def export_merged_data(self, repos: list[Any], out_dir: str | Path, **overrides: Any) -> Any:
         """Export the merged data of ``repos`` (ids, names, or objects with ``url`` and

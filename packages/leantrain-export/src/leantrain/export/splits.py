@@ -17,7 +17,7 @@ which other theorems are exported:
   of that over the exported theorems equals ``val + test``. Theorems without premises always
   train. The fractions are therefore approximate (the expectation is matched exactly, the
   realised counts vary, and they can fall short when too few theorems use premises).
-  :func:`~leantrain.export.lifelong.lifelong_exports` calibrates the rate once on *all* its
+  :meth:`~leantrain.export.Database.prepare_lifelong` calibrates the rate once on *all* its
   repositories and keeps it for every step, which keeps this split stable too.
 """
 
