@@ -37,7 +37,7 @@ def test_yaml_and_dict_fill_the_same_dataclass(tmp_path):
         ({"loss": "hinge"}, "unknown loss"),
         ({"num_negatives": 1, "num_in_file_negatives": 2}, "in-file"),
         ({"split": "novel"}, "unknown split"),
-        ({"batch_size": 0}, "batch_size"),
+        ({"batch_size": 0}, "--batch-size must be at least 1"),
         ({"ewc_lamda": 1.0}, "did you mean 'ewc_lambda'"),
         ({"trainer": {"max_step": 3}}, "unknown Lightning Trainer argument 'max_step'"),
         ({"report_to": "wandb"}, "unknown report_to"),

@@ -66,15 +66,34 @@ def _common(prog: str) -> _Parser:
     p.add_argument(
         "--data", required=True, help="an export directory (random/, novel_premises/, corpus.jsonl)"
     )
-    p.add_argument("--batch-size", type=int, default=64, help="encoding batch size")
+    p.add_argument("--batch-size", type=_positive, default=64, help="encoding batch size")
+    p.add_argument(
+        "--allow-code",
+        action="store_true",
+        help="allow a 'module:attr' encoder builder that is not registered (trust it first; "
+        "also: LEANTRAIN_ALLOW_CODE=1)",
+    )
     return p
 
 
-def _load_model(path: str, batch_size: int):
+def _positive(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _load_model(path: str, batch_size: int, allow_code: bool = False):
     from leantrain.retrieval.premise_retriever import PremiseRetriever
     from leantrain.retrieval.retrieval_trainer import resolve_model_dir
 
-    return PremiseRetriever.from_name(str(resolve_model_dir(path)), eval_batch_size=batch_size)
+    return PremiseRetriever.from_name(
+        str(resolve_model_dir(path)), eval_batch_size=batch_size, allow_code=allow_code
+    )
 
 
 def _trainer_flags(argv: list[str]) -> tuple[list[str], dict[str, object]]:
@@ -144,7 +163,7 @@ def _train(argv: list[str]) -> int:
 
 def _evaluate(argv: list[str]) -> int:
     p = _common("evaluate")
-    p.add_argument("-k", type=int, default=10, help="the k of R@k besides R@1")
+    p.add_argument("-k", type=_positive, default=10, help="the k of R@k besides R@1")
     p.add_argument("--split-file", default="test.json", help="which file of each split to score")
     p.add_argument("--no-bm25", action="store_true", help="skip the BM25 baseline")
     p.add_argument("--index", default=None, help="cache directory for the premise index")
@@ -153,7 +172,7 @@ def _evaluate(argv: list[str]) -> int:
     from leantrain.core.manifest import MANIFEST_NAME, RunManifest
     from leantrain.retrieval.evaluation import evaluate_retriever, format_table
 
-    model = _load_model(a.model, a.batch_size)
+    model = _load_model(a.model, a.batch_size, a.allow_code)
     results = evaluate_retriever(
         model, a.data, k=a.k, bm25=not a.no_bm25, split_file=a.split_file, index_dir=a.index
     )
@@ -171,7 +190,7 @@ def _index(argv: list[str]) -> int:
     _quiet()
     from leantrain.retrieval.corpus import Corpus
 
-    model = _load_model(a.model, a.batch_size)
+    model = _load_model(a.model, a.batch_size, a.allow_code)
     index = model.index_corpus(
         Corpus.from_export(a.data), cache_dir=a.output, batch_size=a.batch_size
     )
@@ -185,13 +204,13 @@ def _retrieve(argv: list[str]) -> int:
     p.add_argument(
         "--file", required=True, help="the Lean file the theorem is in (for accessibility)"
     )
-    p.add_argument("-k", type=int, default=10, help="how many premises")
+    p.add_argument("-k", type=_positive, default=10, help="how many premises")
     p.add_argument("--index", default=None, help="premise index directory (built or reused)")
     a = p.parse_args(argv)
     _quiet()
     from leantrain.retrieval.corpus import Corpus
 
-    model = _load_model(a.model, a.batch_size)
+    model = _load_model(a.model, a.batch_size, a.allow_code)
     model.index_corpus(Corpus.from_export(a.data), cache_dir=a.index)
     for rank, (prem, score) in enumerate(model.retrieve(a.state, a.file, a.k), start=1):
         print(f"{rank:>3}  {score:+.4f}  {prem.full_name}  ({prem.path})")

@@ -124,11 +124,12 @@ def is_retriever_dir(path: str | Path) -> bool:
     return (Path(path) / RETRIEVER_JSON).is_file()
 
 
-def build_encoder(name: str, **tiny_kwargs: Any) -> tuple[Any, Any]:
-    """``(model, tokenizer)`` for a registered name or a local HF model directory."""
+def build_encoder(name: str, *, allow_code: bool = False, **tiny_kwargs: Any) -> tuple[Any, Any]:
+    """``(model, tokenizer)`` for a registered name, a local HF model directory or — only with
+    ``allow_code`` or ``LEANTRAIN_ALLOW_CODE=1`` — a ``module:attr`` builder."""
     if name in ENCODERS:
         builder = ENCODERS.get(name)
         return builder(**tiny_kwargs) if name == "tiny" else builder()
     if ":" in name and not Path(name).exists():
-        return ENCODERS.get(name)()
+        return ENCODERS.get(name, allow_code=allow_code)()
     return load_hf_encoder(name)

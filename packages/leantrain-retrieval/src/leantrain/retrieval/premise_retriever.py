@@ -60,12 +60,21 @@ class PremiseRetriever(L.LightningModule):
     # -- construction / persistence -----------------------------------------------------------
     @classmethod
     def from_name(
-        cls, name: str, *, tiny_d_model: int = 64, tiny_layers: int = 2, **kwargs: Any
+        cls,
+        name: str,
+        *,
+        tiny_d_model: int = 64,
+        tiny_layers: int = 2,
+        allow_code: bool = False,
+        **kwargs: Any,
     ) -> PremiseRetriever:
-        """A retriever from a registered encoder name, a HF directory or a saved retriever."""
+        """A retriever from a registered encoder name, a HF directory or a saved retriever (or,
+        with ``allow_code`` / ``LEANTRAIN_ALLOW_CODE=1``, a ``module:attr`` encoder builder)."""
         if is_retriever_dir(name):
             return cls.from_pretrained(name, **kwargs)
-        encoder, tokenizer = build_encoder(name, d_model=tiny_d_model, num_layers=tiny_layers)
+        encoder, tokenizer = build_encoder(
+            name, allow_code=allow_code, d_model=tiny_d_model, num_layers=tiny_layers
+        )
         return cls(encoder, tokenizer, **kwargs)
 
     @classmethod

@@ -9,7 +9,9 @@ Lightning's own arguments live in one section, ``trainer:`` (LightningCLI's way)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from leantrain.core.errors import ConfigError
@@ -120,6 +122,13 @@ class RetrievalConfig:
     )
     tiny_d_model: int = field(default=64, metadata={"help": "hidden size of the 'tiny' encoder"})
     tiny_layers: int = field(default=2, metadata={"help": "layers of the 'tiny' encoder"})
+    allow_code: bool = field(
+        default=False,
+        metadata={
+            "help": "allow a 'module:attr' encoder builder that is not registered; like "
+            "trust_remote_code, only for configs you trust (also: LEANTRAIN_ALLOW_CODE=1)"
+        },
+    )
 
     def __post_init__(self) -> None:
         if self.loss not in LOSSES:
@@ -135,17 +144,108 @@ class RetrievalConfig:
                 f"num_in_file_negatives ({self.num_in_file_negatives}) > num_negatives ({self.num_negatives})",
                 hint="in-file negatives are a part of the negatives",
             )
-        for name in ("batch_size", "eval_batch_size", "context_max_len", "premise_max_len"):
+        for name in (
+            "batch_size",
+            "eval_batch_size",
+            "context_max_len",
+            "premise_max_len",
+            "ewc_batches",
+            "tiny_d_model",
+            "tiny_layers",
+        ):
             if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.num_negatives < 0 or self.ewc_lambda < 0:
-            raise ConfigError("num_negatives and ewc_lambda must not be negative")
+                raise ConfigError(f"--{_flag(name)} must be at least 1, got {getattr(self, name)}")
+        for name in (
+            "num_negatives",
+            "num_in_file_negatives",
+            "ewc_lambda",
+            "warmup_steps",
+            "weight_decay",
+            "num_workers",
+        ):
+            if getattr(self, name) < 0:
+                raise ConfigError(
+                    f"--{_flag(name)} must not be negative, got {getattr(self, name)}"
+                )
+        for name in ("learning_rate", "temperature"):
+            value = getattr(self, name)
+            if not (value > 0 and math.isfinite(value)):
+                raise ConfigError(f"--{_flag(name)} must be a positive number, got {value}")
+        if not 0 < self.ewc_gamma <= 1:
+            raise ConfigError(f"--ewc-gamma must be in (0, 1], got {self.ewc_gamma}")
         if self.report_to not in REPORT_TO:
             raise ConfigError(
                 f"unknown report_to '{self.report_to}'",
                 hint=f"choose one of: {', '.join(REPORT_TO)}",
             )
         check_trainer_keys(self.trainer)
+        check_trainer_values(self.trainer)
+        if ":" in self.model_name and not Path(self.model_name).exists():
+            from leantrain.core.registry import ENCODERS
+
+            ENCODERS.check_code(self.model_name, allow_code=self.allow_code)
+
+
+def _flag(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_trainer_values(trainer: dict[str, Any]) -> None:
+    """The Lightning ``trainer:`` values that would crash (or loop forever) later: counts
+    below their minimum, fractions outside [0, 1], a GPU accelerator without a GPU."""
+
+    def bad(key: str, expected: str) -> ConfigError:
+        return ConfigError(
+            f"--{_flag(key)} (trainer.{key}) must be {expected}, got {trainer[key]!r}"
+        )
+
+    minimum = {  # key: (smallest allowed int, what the error says)
+        "max_steps": (-1, "-1 (no limit) or a positive number of steps"),
+        "max_epochs": (-1, "-1 (no limit) or a positive number of epochs"),
+        "min_steps": (0, "a non-negative number of steps"),
+        "min_epochs": (0, "a non-negative number of epochs"),
+        "accumulate_grad_batches": (1, "a positive number of batches"),
+        "log_every_n_steps": (1, "a positive number of steps"),
+        "check_val_every_n_epoch": (1, "a positive number of epochs"),
+        "num_sanity_val_steps": (-1, "-1 (all) or a non-negative number of batches"),
+    }
+    for key, (low, expected) in minimum.items():
+        if key not in trainer or trainer[key] is None:
+            continue
+        value = trainer[key]
+        if not _is_int(value) or value < low or (low == -1 and value == 0 and "max" in key):
+            raise bad(key, expected)
+    for key in ("limit_train_batches", "limit_val_batches", "limit_test_batches"):
+        value = trainer.get(key)
+        if value is None:
+            continue
+        if not _is_number(value) or value < 0 or (isinstance(value, float) and value > 1):
+            raise bad(key, "a fraction in [0, 1] or a non-negative number of batches")
+    if trainer.get("val_check_interval") is not None:
+        value = trainer["val_check_interval"]
+        if not _is_number(value) or value <= 0 or (isinstance(value, float) and value > 1):
+            raise bad("val_check_interval", "a fraction in (0, 1] or a positive number of batches")
+    if trainer.get("gradient_clip_val") is not None:
+        value = trainer["gradient_clip_val"]
+        if not _is_number(value) or value < 0:
+            raise bad("gradient_clip_val", "a non-negative number")
+    accelerator = trainer.get("accelerator")
+    if isinstance(accelerator, str) and accelerator.lower() in ("gpu", "cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ConfigError(
+                f"--accelerator {accelerator}: no CUDA GPU is available on this machine",
+                hint="use --accelerator cpu (or auto, which picks a GPU when there is one)",
+            )
 
 
 def check_trainer_keys(trainer: dict[str, Any]) -> None:

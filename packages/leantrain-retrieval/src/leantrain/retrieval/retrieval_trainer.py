@@ -262,6 +262,7 @@ class RetrievalTrainer:
                 str(resolve_model_dir(name)) if Path(name).exists() else name,
                 tiny_d_model=cfg.tiny_d_model,
                 tiny_layers=cfg.tiny_layers,
+                allow_code=cfg.allow_code,
                 **self._module_kwargs(),
             )
         if cfg.ewc_lambda <= 0:

@@ -1,0 +1,124 @@
+"""Configs never run unrequested code; bad numbers and a missing GPU are one line at config time."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from leantrain.core.cli import main
+from leantrain.core.config import config_from_dict
+from leantrain.core.errors import ConfigError
+from leantrain.retrieval import RetrievalConfig
+
+
+@pytest.fixture(autouse=True)
+def _no_env_opt_in(monkeypatch):
+    monkeypatch.delenv("LEANTRAIN_ALLOW_CODE", raising=False)
+
+
+def _error(capsys) -> str:
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), lines
+    return lines[0]
+
+
+def test_module_attr_encoder_needs_the_opt_in(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as e:
+        RetrievalConfig(model_name="os:system", output_dir=str(tmp_path / "r"))
+    assert str(e.value) == (
+        "'os:system' is not a registered encoder; loading code named in a config needs "
+        "allow_code: true / --allow-code / LEANTRAIN_ALLOW_CODE=1"
+    )
+    argv = ["retrieval", "train", "--model", "os:system", "--output-dir", str(tmp_path / "r")]
+    assert main(argv) == 2
+    assert "--allow-code" in _error(capsys)
+    for sub in (["evaluate"], ["index", "--output", str(tmp_path / "i")]):
+        argv = ["retrieval", *sub, "--model", "os:system", "--data", str(tmp_path)]
+        assert main(argv) == 2
+        assert "is not a registered encoder" in _error(capsys)
+    assert not (tmp_path / "r").exists() and not (tmp_path / "i").exists()
+
+
+def test_with_the_opt_in_a_module_attr_encoder_loads(tmp_path, monkeypatch):
+    (tmp_path / "my_encoders.py").write_text(
+        "from leantrain.retrieval.encoder import build_tiny_encoder\n"
+        "def small():\n"
+        "    return build_tiny_encoder(d_model=16, num_layers=1)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        from leantrain.retrieval.encoder import build_encoder
+
+        cfg = RetrievalConfig(model_name="my_encoders:small", allow_code=True)
+        model, tokenizer = build_encoder(cfg.model_name, allow_code=cfg.allow_code)
+        assert model.config.d_model == 16 and tokenizer is not None
+        monkeypatch.setenv("LEANTRAIN_ALLOW_CODE", "1")
+        RetrievalConfig(model_name="my_encoders:small")
+        assert build_encoder("my_encoders:small")[0].config.d_model == 16
+    finally:
+        sys.modules.pop("my_encoders", None)
+
+
+@pytest.mark.parametrize(
+    ("trainer", "message"),
+    [
+        ({"max_steps": -5}, "--max-steps (trainer.max_steps) must be -1 (no limit) or a positive"),
+        ({"max_steps": 0}, "--max-steps (trainer.max_steps) must be -1"),
+        ({"max_epochs": 0}, "--max-epochs (trainer.max_epochs) must be -1"),
+        ({"max_steps": "ten"}, "--max-steps (trainer.max_steps) must be"),
+        ({"accumulate_grad_batches": 0}, "--accumulate-grad-batches"),
+        ({"log_every_n_steps": 0}, "--log-every-n-steps"),
+        ({"limit_train_batches": 1.5}, "--limit-train-batches"),
+        ({"limit_val_batches": -1}, "--limit-val-batches"),
+        ({"val_check_interval": 0}, "--val-check-interval"),
+        ({"gradient_clip_val": -1.0}, "--gradient-clip-val"),
+    ],
+)
+def test_bad_lightning_values_name_the_flag(trainer, message):
+    with pytest.raises(ConfigError) as e:
+        RetrievalConfig(trainer=trainer)
+    assert str(e.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"batch_size": 0}, "--batch-size must be at least 1"),
+        ({"warmup_steps": -1}, "--warmup-steps must not be negative"),
+        ({"num_workers": -1}, "--num-workers must not be negative"),
+        ({"learning_rate": 0.0}, "--learning-rate must be a positive number"),
+        ({"temperature": -0.1}, "--temperature must be a positive number"),
+        ({"ewc_gamma": 0.0}, "--ewc-gamma must be in (0, 1]"),
+        ({"tiny_layers": 0}, "--tiny-layers must be at least 1"),
+    ],
+)
+def test_bad_numbers_name_the_flag(values, message):
+    with pytest.raises(ConfigError) as e:
+        config_from_dict(RetrievalConfig, values)
+    assert str(e.value).startswith(message)
+
+
+def test_good_lightning_values_pass():
+    RetrievalConfig(trainer={"max_steps": -1, "max_epochs": None, "limit_val_batches": 0.5})
+    RetrievalConfig(trainer={"max_steps": 20, "val_check_interval": 10, "accelerator": "cpu"})
+
+
+def test_cli_max_steps_k_and_gpu(tmp_path, monkeypatch, capsys):
+    out = str(tmp_path / "r")
+    assert main(["retrieval", "train", "--max-steps", "-5", "--output-dir", out]) == 2
+    assert "--max-steps" in _error(capsys)
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert main(["retrieval", "train", "--accelerator", "gpu", "--output-dir", out]) == 2
+    assert "--accelerator gpu: no CUDA GPU" in _error(capsys)
+    common = ["--model", "tiny", "--data", str(tmp_path)]
+    argv = ["retrieval", "retrieve", *common, "--state", "s", "--file", "f", "-k", "-1"]
+    assert main(argv) == 2
+    assert "argument -k: must be at least 1, got -1" in _error(capsys)
+    assert main(["retrieval", "evaluate", *common, "-k", "0"]) == 2
+    assert "argument -k" in _error(capsys)
+    assert main(["retrieval", "evaluate", *common, "--batch-size", "0"]) == 2
+    assert "argument --batch-size" in _error(capsys)
+    assert not (tmp_path / "r").exists()
