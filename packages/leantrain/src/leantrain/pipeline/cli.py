@@ -174,6 +174,12 @@ def _pipeline(argv: list[str]) -> int:
         help="pipeline YAML (see the examples shipped in leantrain.pipeline/examples)",
     )
     p.add_argument("--run-dir", default=None, help="override the config's run_dir")
+    p.add_argument(
+        "--allow-code",
+        action="store_true",
+        help="allow 'module:attr' names of unregistered code (rewards, encoders …) in the "
+        "config; like trust_remote_code, only for configs you trust",
+    )
     _output_flags(p)
     args = p.parse_args(argv)
     from leantrain.core.config import load_yaml
@@ -183,6 +189,8 @@ def _pipeline(argv: list[str]) -> int:
         cfg["run_dir"] = args.run_dir
     if args.overwrite:
         cfg["overwrite"] = True
+    if args.allow_code:
+        cfg["allow_code"] = True
     return _run_pipeline(cfg, quiet=args.quiet, jsonl=args.jsonl, verbose=args.verbose)
 
 

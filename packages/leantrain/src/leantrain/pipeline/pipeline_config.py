@@ -7,15 +7,19 @@ naming the key, before anything is imported or trained.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from leantrain.core.config import config_from_dict
+from leantrain.core.config import config_fields, config_from_dict
 from leantrain.core.errors import ConfigError
 
 TRAINERS = ("sft", "grpo", "retrieval", "progress")
+
+_NAME = re.compile(r"[A-Za-z0-9._-]+")
+"""A run name: one plain path component (no separators; '.' and '..' are refused too)."""
 
 
 def _config_class(trainer: str) -> type:
@@ -112,8 +116,25 @@ class PipelineConfig:
             "(deletes that run; never other files)."
         },
     )
+    allow_code: bool = field(
+        default=False,
+        metadata={
+            "help": "Allow 'module:attr' names of code that is not registered (rewards, "
+            "advantage functions, encoders) in the trainer sections; like trust_remote_code, "
+            "only for configs you trust (also: LEANTRAIN_ALLOW_CODE=1)."
+        },
+    )
 
     def __post_init__(self) -> None:
+        if (
+            not isinstance(self.name, str)
+            or not _NAME.fullmatch(self.name)
+            or set(self.name) <= {"."}
+        ):
+            raise ConfigError(
+                f"'name' must be a plain name (letters, digits, '.', '_', '-'), got {self.name!r}",
+                hint="it names ./leantrain-runs/<name>; set run_dir to put the run elsewhere",
+            )
         unknown = [t for t in self.trainers if t not in TRAINERS]
         if unknown:
             raise ConfigError(
@@ -162,6 +183,8 @@ class PipelineConfig:
         if trainer != "grpo":  # GRPO starts from the SFT model of the same repository
             values.setdefault("model_name", "tiny")
         values.setdefault("seed", self.seed)
+        if self.allow_code and "allow_code" in config_fields(cls):
+            values.setdefault("allow_code", True)
         values["output_dir"] = str(self.resolved_run_dir / trainer)
         return config_from_dict(cls, values, source=f"pipeline config, section '{trainer}:'")
 

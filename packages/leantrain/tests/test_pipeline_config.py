@@ -1,0 +1,75 @@
+"""The pipeline config: a plain run name, and code only with the user's opt-in."""
+
+from __future__ import annotations
+
+import pytest
+from leantrain.core.cli import main
+from leantrain.core.errors import ConfigError
+from leantrain.pipeline.pipeline_config import PipelineConfig
+
+OS_SYSTEM = """\
+trainers: [sft, grpo]
+grpo:
+  reward_funcs: [{name: "os:system", command: "id > out"}]
+"""
+
+
+@pytest.fixture(autouse=True)
+def _no_env_opt_in(monkeypatch, tmp_path):
+    monkeypatch.delenv("LEANTRAIN_ALLOW_CODE", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["../../x", "a/b", "/abs", "..", ".", "", "a\\b", "x\n"])
+def test_name_must_be_a_plain_name(name):
+    with pytest.raises(ConfigError, match="'name' must be a plain name"):
+        PipelineConfig(name=name, trainers=["progress"])
+
+
+def test_plain_names_and_a_free_run_dir(tmp_path):
+    cfg = PipelineConfig(name="my-run_1.0", trainers=["progress"])
+    assert cfg.resolved_run_dir.name == "my-run_1.0"
+    cfg = PipelineConfig(run_dir=str(tmp_path / "elsewhere" / "r"), trainers=["progress"])
+    assert cfg.resolved_run_dir == tmp_path / "elsewhere" / "r"
+
+
+def test_os_system_reward_is_refused_and_nothing_runs(tmp_path, capsys):
+    (tmp_path / "p.yaml").write_text(OS_SYSTEM)
+    assert main(["pipeline", "--config", "p.yaml"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "allow_code: true / --allow-code / LEANTRAIN_ALLOW_CODE=1" in err[0]
+    assert not (tmp_path / "out").exists() and not (tmp_path / "leantrain-runs").exists()
+
+
+def test_allow_code_is_passed_down_to_the_sections(tmp_path, monkeypatch):
+    (tmp_path / "my_rewards.py").write_text(
+        "def half(completions, **kwargs):\n    return [0.5] * len(completions)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sections = {"grpo": {"reward_funcs": ["my_rewards:half"]}}
+    with pytest.raises(ConfigError, match="not a registered reward function"):
+        PipelineConfig(trainers=["sft", "grpo"], **sections)
+    cfg = PipelineConfig(trainers=["sft", "grpo", "retrieval"], allow_code=True, **sections)
+    assert cfg.grpo.allow_code and cfg.sft.allow_code and cfg.retrieval.allow_code
+    from leantrain.llm.rewards import build_reward_funcs
+
+    funcs, _ = build_reward_funcs(cfg.grpo.reward_funcs, allow_code=cfg.grpo.allow_code)
+    assert funcs[0](None, ["a"]) == [0.5]
+
+
+@pytest.mark.parametrize("text", ["", "null\n", "# nothing\n"])
+def test_an_empty_pipeline_config_is_an_error(tmp_path, capsys, text):
+    (tmp_path / "p.yaml").write_text(text)
+    assert main(["pipeline", "--config", "p.yaml"]) == 2
+    assert "p.yaml: the config file is empty" in capsys.readouterr().err
+    assert not (tmp_path / "leantrain-runs").exists()
+
+
+def test_alias_bomb_under_repos_fails_fast(tmp_path, capsys):
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 8)]
+    lines.append(f"repos: [{', '.join(['*a7'] * 9)}]")
+    (tmp_path / "p.yaml").write_text("\n".join(lines) + "\n")
+    assert main(["pipeline", "--config", "p.yaml"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "alias bomb" in err[0]
