@@ -17,7 +17,7 @@ from leantrain.core.config import config_from_dict, config_from_yaml, config_to_
 from leantrain.core.errors import ConfigError
 from leantrain.core.events import EventLog
 from leantrain.core.forgetting import forgetting_report
-from leantrain.core.lifelong import LifelongEngine
+from leantrain.core.lifelong import LifelongEngine, repo_slug
 from leantrain.core.manifest import RunManifest
 from leantrain.core.output_dir import claim_output_dir
 from leantrain.core.schemas import read_json
@@ -48,6 +48,11 @@ def build_trainer(name: str, config: Any) -> Any:
     from leantrain.progress import ProgressTrainer
 
     return ProgressTrainer(config=config)
+
+
+def _is_trace_source(source: str) -> bool:
+    """``URL@COMMIT`` (a repository to trace), not a path that happens to contain '@'."""
+    return source != "sample" and "@" in source and not Path(source).exists()
 
 
 class Pipeline:
@@ -83,6 +88,11 @@ class Pipeline:
         record = self.run_dir / IMPORTS_NAME
         if record.is_file():
             return list(read_json(record)["repos"])
+        traced = [s for s in self.config.sources if _is_trace_source(s)]
+        if traced:  # needs lean-dojo and Lean: say so before importing anything
+            from leantrain.export import check_trace_requirements
+
+            check_trace_requirements(f"tracing {traced[0]}")
         events = EventLog(self.run_dir)
         imported: list[str] = []
         with Database(self.config.resolved_database) as db:
@@ -90,11 +100,12 @@ class Pipeline:
                 t0 = time.time()
                 if source == "sample":
                     ids = db.import_sample()
-                elif "@" in source and not Path(source).exists():
+                elif _is_trace_source(source):
                     from leantrain.export import trace_repository
 
                     url, _, commit = source.rpartition("@")
-                    ids = db.import_path(trace_repository(url, commit))
+                    out_dir = self.run_dir / "traced" / f"{repo_slug(source)}-{commit[:12]}"
+                    ids = db.import_path(trace_repository(url, commit, out_dir))
                 else:
                     ids = db.import_path(source)
                 imported += [i for i in ids if i not in imported]
