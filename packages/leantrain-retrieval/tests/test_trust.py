@@ -87,7 +87,7 @@ def test_bad_lightning_values_name_the_flag(trainer, message):
         ({"batch_size": 0}, "--batch-size must be at least 1"),
         ({"warmup_steps": -1}, "--warmup-steps must not be negative"),
         ({"num_workers": -1}, "--num-workers must not be negative"),
-        ({"learning_rate": 0.0}, "--learning-rate must be a positive number"),
+        ({"learning_rate": -1e-4}, "--learning-rate must be zero or more"),
         ({"temperature": -0.1}, "--temperature must be a positive number"),
         ({"ewc_gamma": 0.0}, "--ewc-gamma must be in (0, 1]"),
         ({"tiny_layers": 0}, "--tiny-layers must be at least 1"),

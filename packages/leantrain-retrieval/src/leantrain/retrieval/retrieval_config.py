@@ -167,10 +167,10 @@ class RetrievalConfig:
                 raise ConfigError(
                     f"--{_flag(name)} must not be negative, got {getattr(self, name)}"
                 )
-        for name in ("learning_rate", "temperature"):
-            value = getattr(self, name)
-            if not (value > 0 and math.isfinite(value)):
-                raise ConfigError(f"--{_flag(name)} must be a positive number, got {value}")
+        if not (self.learning_rate >= 0 and math.isfinite(self.learning_rate)):
+            raise ConfigError(f"--learning-rate must be zero or more, got {self.learning_rate}")
+        if not (self.temperature > 0 and math.isfinite(self.temperature)):
+            raise ConfigError(f"--temperature must be a positive number, got {self.temperature}")
         if not 0 < self.ewc_gamma <= 1:
             raise ConfigError(f"--ewc-gamma must be in (0, 1], got {self.ewc_gamma}")
         if self.report_to not in REPORT_TO:
