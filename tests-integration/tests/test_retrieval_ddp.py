@@ -14,7 +14,7 @@ import pytest
 @pytest.mark.slow
 @pytest.mark.distributed
 def test_retriever_trains_with_ddp_on_two_cpu_processes(tmp_path):
-    from leantrain.retrieval.synthetic import write_synthetic_export
+    from leantrain_tools.synthetic_retrieval import write_synthetic_export
 
     data = write_synthetic_export(tmp_path / "data", num_premises=24, num_theorems=60, seed=0)
     out = tmp_path / "ret"

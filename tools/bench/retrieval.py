@@ -1,6 +1,6 @@
 """Benchmark: premise indexing, retrieval and training of the tiny retriever on CPU.
 
-Synthetic corpora of 10k and 100k premises (``leantrain.retrieval.synthetic``); the tiny
+Synthetic corpora of 10k and 100k premises (``leantrain_tools.synthetic_retrieval``); the tiny
 ByT5-style encoder (d_model 64, 2 layers). References are measured in the same run:
 
 * indexing — ``PremiseRetriever.encode_texts`` (length-sorted batches) vs the same encoder on
@@ -33,7 +33,7 @@ def _timed(fn):
 def bench_size(n: int, model, rng: random.Random) -> None:
     from leantrain.retrieval import Corpus
     from leantrain.retrieval.bm25 import BM25Ranker
-    from leantrain.retrieval.synthetic import synthetic_corpus
+    from leantrain_tools.synthetic_retrieval import synthetic_corpus
 
     corpus = Corpus(synthetic_corpus(n, num_files=16, seed=n))
     texts = corpus.texts()
@@ -92,7 +92,7 @@ def bench_size(n: int, model, rng: random.Random) -> None:
 
 def bench_training(steps: int = 30) -> None:
     from leantrain.retrieval import RetrievalConfig, RetrievalTrainer
-    from leantrain.retrieval.synthetic import write_synthetic_export
+    from leantrain_tools.synthetic_retrieval import write_synthetic_export
 
     with tempfile.TemporaryDirectory() as tmp:
         data = write_synthetic_export(Path(tmp) / "d", num_premises=200, num_theorems=400, seed=0)

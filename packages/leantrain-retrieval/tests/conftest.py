@@ -9,7 +9,7 @@ import pytest
 import torch
 from leantrain.core.sample import sample_repo_dirs
 from leantrain.retrieval import RetrievalConfig
-from leantrain.retrieval.synthetic import write_synthetic_export
+from leantrain_tools.synthetic_retrieval import write_synthetic_export
 
 torch.set_num_threads(1)  # the CI machine is small and shared
 

@@ -7,7 +7,7 @@ from leantrain.core.errors import ConfigError, DataError
 from leantrain.core.lifelong import LifelongEngine
 from leantrain.core.manifest import RunManifest
 from leantrain.retrieval import EWC, PremiseRetriever, RetrievalTrainer, evaluate_retriever
-from leantrain.retrieval.synthetic import write_synthetic_export
+from leantrain_tools.synthetic_retrieval import write_synthetic_export
 from safetensors.torch import load_file
 
 

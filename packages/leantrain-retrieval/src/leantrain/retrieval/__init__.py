@@ -38,8 +38,6 @@ _LAZY = {
     "RetrievalConfig": "retrieval_config",
     "RetrievalTrainer": "retrieval_trainer",
     "resolve_model_dir": "retrieval_trainer",
-    "synthetic_corpus": "synthetic",
-    "write_synthetic_export": "synthetic",
 }
 
 try:
