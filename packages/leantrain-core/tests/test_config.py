@@ -236,3 +236,23 @@ def test_check_numbers_names_the_flag():
     with pytest.raises(ConfigError, match="--learning_rate must be zero or more, got nan"):
         check_numbers(cfg, {"learning_rate": ">=0"})
     check_numbers(TrainConfig(output_dir=None), {"output_dir": ">=1", "missing": ">0"})
+
+
+def test_choices_in_field_metadata_are_enforced() -> None:
+    import dataclasses
+
+    from leantrain.core.config import config_from_dict, parse_cli
+    from leantrain.core.errors import ConfigError
+
+    @dataclasses.dataclass
+    class C:
+        split: str = dataclasses.field(default="random", metadata={"choices": ("random", "novel")})
+        steps: list[str] = dataclasses.field(default_factory=list, metadata={"choices": ("a", "b")})
+
+    assert config_from_dict(C, {"split": "novel", "steps": ["a", "b"]}).split == "novel"
+    with pytest.raises(ConfigError, match=r"'split' cannot be 'rand'.*random, novel"):
+        config_from_dict(C, {"split": "rand"})
+    with pytest.raises(ConfigError, match=r"'steps' cannot be 'c'"):
+        config_from_dict(C, {"steps": ["a", "c"]})
+    with pytest.raises(ConfigError, match=r"'split' cannot be 'x'"):
+        parse_cli(C, ["--split", "x"])

@@ -91,7 +91,25 @@ def check_keys(cls: type, keys: Sequence[str], *, source: str) -> None:
             )
 
 
+def check_choices(cls: type, values: Mapping[str, Any], *, source: str = "config") -> None:
+    """Raise :class:`ConfigError` for a value outside its field's ``metadata["choices"]`` (each
+    item of a list is checked); the message lists the allowed values."""
+    fields = config_fields(cls)
+    for key, value in values.items():
+        f = fields.get(key)
+        choices = f.metadata.get("choices") if f is not None else None
+        if not choices or value is None:
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if item not in choices:
+                raise ConfigError(
+                    f"{source}: '{key}' cannot be {item!r}",
+                    hint=f"choose one of: {', '.join(map(str, choices))}",
+                )
+
+
 def _build(cls: type[C], values: Mapping[str, Any], *, source: str) -> C:
+    check_choices(cls, values, source=source)
     try:
         return cls(**values)
     except ConfigError:

@@ -8,8 +8,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from leantrain.core.config import check_numbers
-from leantrain.core.errors import ConfigError
+from leantrain.core.config import check_choices, check_numbers
+
+SPLITS = ("train", "val", "test")
 
 NUMBER_RULES: dict[str, str] = {
     # TrainingArguments / TRL settings that crash (or silently misbehave) later when out of range
@@ -50,8 +51,8 @@ NUMBER_RULES: dict[str, str] = {
 
 
 @dataclass
-class LeanTrainArguments:
-    """Mixin of leantrain's own fields; combined with a TRL config by subclassing both."""
+class ModelArguments:
+    """Which model to start from (TRL's ``ModelConfig`` group)."""
 
     model_name: str = field(
         default="tiny",
@@ -60,6 +61,12 @@ class LeanTrainArguments:
             "a leantrain run dir (e.g. an SFT output dir), or a hub id."
         },
     )
+
+
+@dataclass
+class DataArguments:
+    """What to train on: an export dir or file, or repositories of a database (lifelong)."""
+
     data: str | None = field(
         default=None,
         metadata={
@@ -82,18 +89,15 @@ class LeanTrainArguments:
             "help": "Where lifelong mode writes the merged exports (default: OUTPUT_DIR/data)."
         },
     )
-    num_train_epochs: float = field(
-        default=1.0,
-        metadata={"help": "Epochs over the merged data of each repo (alias: epochs_per_repo)."},
-    )
-    train_split: str = field(default="train", metadata={"help": "Split trained on."})
-    eval_split: str = field(
-        default="val",
-        metadata={"help": "Split evaluated after each repo, on every repo so far ('' to skip)."},
+    train_split: str = field(
+        default="train", metadata={"help": "Split trained on.", "choices": SPLITS}
     )
     split_strategy: str = field(
         default="random",
-        metadata={"help": "Split directory of an export dir: 'random' or 'novel_premises'."},
+        metadata={
+            "help": "Split directory of an export dir.",
+            "choices": ("random", "novel_premises"),
+        },
     )
     system_prompt: str | None = field(
         default=None,
@@ -102,6 +106,37 @@ class LeanTrainArguments:
     max_train_samples: int | None = field(
         default=None, metadata={"help": "Use at most this many training examples per step."}
     )
+
+
+@dataclass
+class LifelongArguments:
+    """How the lifelong engine runs this trainer (epochs per repository are TRL's
+    ``num_train_epochs``; alias ``epochs_per_repo``)."""
+
+    num_train_epochs: float = field(
+        default=1.0,
+        metadata={"help": "Epochs over the merged data of each repo (alias: epochs_per_repo)."},
+    )
+    overwrite: bool = field(
+        default=False,
+        metadata={
+            "help": "Start over when the output directory holds an earlier run with another config (deletes that run; never other files)."
+        },
+    )
+    allow_code: bool = field(
+        default=False,
+        metadata={
+            "help": "Allow 'module:attr' names of code (rewards, advantage functions, algorithm "
+            "presets) that are not registered; like trust_remote_code, give it only for configs "
+            "you trust (also: LEANTRAIN_ALLOW_CODE=1)."
+        },
+    )
+
+
+@dataclass
+class LoraArguments:
+    """LoRA (peft) settings; ``lora_config()`` builds the ``peft.LoraConfig``."""
+
     use_lora: bool = field(
         default=False, metadata={"help": "Train a LoRA adapter instead of the full model."}
     )
@@ -111,6 +146,19 @@ class LeanTrainArguments:
     lora_target_modules: list[str] | None = field(
         default=None,
         metadata={"help": "Module names LoRA adapts (default: q_proj k_proj v_proj o_proj)."},
+    )
+
+
+@dataclass
+class EvalArguments:
+    """Evaluation after each repository (and of the forgetting matrix)."""
+
+    eval_split: str = field(
+        default="val",
+        metadata={
+            "help": "Split evaluated after each repo, on every repo so far ('' to skip).",
+            "choices": ("", *SPLITS),
+        },
     )
     eval_k: int = field(
         default=4, metadata={"help": "k of top-k tactic accuracy (sampled candidates)."}
@@ -122,21 +170,14 @@ class LeanTrainArguments:
         default=64,
         metadata={"help": "Evaluate tactic accuracy on at most this many examples (None: all)."},
     )
-    overwrite: bool = field(
-        default=False,
-        metadata={
-            "help": "Start over when the output directory holds an earlier run with another config (deletes that run; never other files)."
-        },
-    )
 
-    allow_code: bool = field(
-        default=False,
-        metadata={
-            "help": "Allow 'module:attr' names of code (rewards, advantage functions, algorithm "
-            "presets) that are not registered; like trust_remote_code, give it only for configs "
-            "you trust (also: LEANTRAIN_ALLOW_CODE=1)."
-        },
-    )
+
+@dataclass
+class LeanTrainArguments(
+    EvalArguments, LoraArguments, LifelongArguments, DataArguments, ModelArguments
+):
+    """leantrain's own field groups (model / data / lifelong / LoRA / evaluation), combined
+    with a TRL config by subclassing both, as TRL composes its argument groups."""
 
     def _resolve_precision(self) -> None:
         # TRL defaults bf16 to True, which fails on CPU: use it only where the GPU supports it.
@@ -149,10 +190,9 @@ class LeanTrainArguments:
         check_numbers(self, NUMBER_RULES)
         if self.use_lora:
             check_numbers(self, {"lora_r": ">=1", "lora_alpha": ">0", "lora_dropout": "[0,1)"})
-        if self.split_strategy not in ("random", "novel_premises"):
-            raise ConfigError(
-                f"split_strategy must be 'random' or 'novel_premises', got {self.split_strategy!r}"
-            )
+        check_choices(
+            type(self), {"split_strategy": self.split_strategy}, source=type(self).__name__
+        )
 
     def lora_config(self) -> Any:
         """The ``peft.LoraConfig`` these fields describe, or ``None`` without ``use_lora``."""
