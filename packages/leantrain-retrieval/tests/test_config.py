@@ -34,9 +34,9 @@ def test_yaml_and_dict_fill_the_same_dataclass(tmp_path):
 @pytest.mark.parametrize(
     "bad, match",
     [
-        ({"loss": "hinge"}, "unknown loss"),
+        ({"loss": "hinge"}, "'loss' cannot be 'hinge'"),
         ({"num_negatives": 1, "num_in_file_negatives": 2}, "in-file"),
-        ({"split": "novel"}, "unknown split"),
+        ({"split": "novel"}, "'split' cannot be 'novel'"),
         ({"batch_size": 0}, "--batch-size must be at least 1"),
         ({"ewc_lamda": 1.0}, "did you mean 'ewc_lambda'"),
         ({"trainer": {"max_step": 3}}, "unknown Lightning Trainer argument 'max_step'"),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from leantrain.core.config import check_choices
 from leantrain.core.errors import ConfigError
 
 LOSSES = ("mse", "infonce")
@@ -50,11 +51,17 @@ class RetrievalConfig:
     )
     split: str = field(
         default="random",
-        metadata={"help": "which split of the export to train on: random or novel_premises"},
+        metadata={
+            "help": "which split of the export to train on",
+            "choices": ("random", "novel_premises"),
+        },
     )
     loss: str = field(
         default="mse",
-        metadata={"help": "mse (ReProver: MSE of cosine similarities vs 0/1 labels) or infonce"},
+        metadata={
+            "help": "mse (ReProver: MSE of cosine similarities vs 0/1 labels) or infonce",
+            "choices": LOSSES,
+        },
     )
     temperature: float = field(
         default=0.05, metadata={"help": "softmax temperature of the InfoNCE loss"}
@@ -131,14 +138,7 @@ class RetrievalConfig:
     )
 
     def __post_init__(self) -> None:
-        if self.loss not in LOSSES:
-            raise ConfigError(
-                f"unknown loss '{self.loss}'", hint=f"choose one of: {', '.join(LOSSES)}"
-            )
-        if self.split not in ("random", "novel_premises"):
-            raise ConfigError(
-                f"unknown split '{self.split}'", hint="choose random or novel_premises"
-            )
+        check_choices(type(self), {"loss": self.loss, "split": self.split}, source="retrieval")
         if self.num_in_file_negatives > self.num_negatives:
             raise ConfigError(
                 f"num_in_file_negatives ({self.num_in_file_negatives}) > num_negatives ({self.num_negatives})",
