@@ -122,3 +122,20 @@ def test_cli_max_steps_k_and_gpu(tmp_path, monkeypatch, capsys):
     assert main(["retrieval", "evaluate", *common, "--batch-size", "0"]) == 2
     assert "argument --batch-size" in _error(capsys)
     assert not (tmp_path / "r").exists()
+
+
+def test_report_to_a_service_without_its_client_says_what_to_install(tmp_path, monkeypatch):
+    import importlib.util
+
+    from leantrain.core.errors import MissingDependencyError
+    from leantrain.core.lifelong import Step
+    from leantrain.retrieval import RetrievalConfig, RetrievalTrainer
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "wandb" else real(name, *a)
+    )
+    trainer = RetrievalTrainer(RetrievalConfig(output_dir=str(tmp_path), report_to="wandb"))
+    step = Step(0, "r@1", ["r@1"], tmp_path, None, tmp_path / "w", tmp_path / "logs" / "000.jsonl")
+    with pytest.raises(MissingDependencyError, match="pip install wandb"):
+        trainer._logger(step)

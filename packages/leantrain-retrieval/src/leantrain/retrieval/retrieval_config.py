@@ -18,7 +18,7 @@ from leantrain.core.config import check_choices
 from leantrain.core.errors import ConfigError
 
 LOSSES = ("mse", "infonce")
-REPORT_TO = ("auto", "tensorboard", "csv", "none")
+REPORT_TO = ("auto", "tensorboard", "csv", "wandb", "mlflow", "none")
 
 
 @dataclass
@@ -113,8 +113,8 @@ class RetrievalConfig:
     report_to: str = field(
         default="auto",
         metadata={
-            "help": "training logs under the run directory: tensorboard, csv, none, or auto "
-            "(TensorBoard when installed, else CSV)"
+            "help": "where Lightning logs training: tensorboard / csv (under the run directory), "
+            "wandb, mlflow, none, or auto (TensorBoard when installed, else CSV)"
         },
     )
     num_workers: int = field(default=0, metadata={"help": "DataLoader worker processes"})

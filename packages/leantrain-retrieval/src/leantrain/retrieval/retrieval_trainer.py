@@ -24,7 +24,7 @@ from typing import Any
 import lightning as L
 import torch
 from leantrain.core.config import config_to_dict
-from leantrain.core.errors import ConfigError, LeanTrainError
+from leantrain.core.errors import ConfigError, LeanTrainError, MissingDependencyError
 from leantrain.core.lifelong import LifelongEngine, Step, final_checkpoint, open_database
 from leantrain.retrieval.datamodule import RetrievalDataModule
 from leantrain.retrieval.ewc import EWC
@@ -276,13 +276,22 @@ class RetrievalTrainer:
             choice = "tensorboard" if installed else "csv"
         if choice == "none":
             return False
-        from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
+        from lightning.pytorch import loggers
 
         if step.log_file is not None:  # beside the engine's JSON-lines log of the step
             root, version = step.log_file.parent, step.log_file.stem
         else:
             root, version = self.output_dir / NAME / "logs", f"{step.index:03d}"
-        cls = TensorBoardLogger if choice == "tensorboard" else CSVLogger
+        if choice in ("wandb", "mlflow"):  # the services' own clients, installed by the user
+            if importlib.util.find_spec(choice) is None:
+                raise MissingDependencyError(
+                    f"report_to={choice} needs the Python package '{choice}'",
+                    hint=f"pip install {choice} (or: uv add {choice})",
+                )
+            if choice == "wandb":
+                return loggers.WandbLogger(name=version, save_dir=str(root))
+            return loggers.MLFlowLogger(run_name=version, save_dir=str(root))
+        cls = loggers.TensorBoardLogger if choice == "tensorboard" else loggers.CSVLogger
         return cls(root, name="", version=version)
 
     def _lightning_trainer(self, step: Step, callbacks: list[L.Callback]) -> L.Trainer:
