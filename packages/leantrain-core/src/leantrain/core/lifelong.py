@@ -183,6 +183,31 @@ def _wait_for(path: Path, timeout: float = 3600.0) -> None:
         time.sleep(0.5)
 
 
+def last_complete_checkpoint(work_dir: str | Path) -> Path | None:
+    """The newest ``checkpoint-N`` of a Hugging Face ``Trainer`` output dir that was written
+    to the end, or ``None``. The ``Trainer`` writes a checkpoint in place and its
+    ``trainer_state.json`` last: one without a readable state was cut off by a kill and is
+    removed (resuming from it fails), so training continues from the one before."""
+    from leantrain.core.schemas import read_json
+
+    work_dir = Path(work_dir)
+    if not work_dir.is_dir():
+        return None
+    found = []
+    for path in work_dir.iterdir():
+        match = re.fullmatch(r"checkpoint-(\d+)", path.name)
+        if match and path.is_dir():
+            found.append((int(match.group(1)), path))
+    for _, path in sorted(found, reverse=True):
+        try:
+            if isinstance(read_json(path / "trainer_state.json"), dict):
+                return path
+        except Exception:  # missing or torn: a checkpoint cut off by a kill
+            pass
+        shutil.rmtree(path, ignore_errors=True)
+    return None
+
+
 # -- per-repository evaluation splits ----------------------------------------------------------
 def write_repo_eval_dir(export_dir: Path, repo: str, out: Path) -> Path:
     """Write ``repo``'s own val/test theorems of an export (both split strategies) to ``out``,

@@ -20,12 +20,11 @@ from typing import Any, ClassVar
 from leantrain.core.atomic import atomic_write_json
 from leantrain.core.config import config_from_dict, config_to_dict, resolve_aliases
 from leantrain.core.errors import ConfigError, DataError
-from leantrain.core.lifelong import LifelongEngine, Step, step_name
+from leantrain.core.lifelong import LifelongEngine, Step, last_complete_checkpoint, step_name
 from leantrain.llm.lora import check_target_modules, resolve_lora_config
 from leantrain.llm.model_loading import load_model_and_tokenizer
 from transformers import TrainerCallback
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
-from transformers.trainer_utils import get_last_checkpoint
 
 log = logging.getLogger("leantrain.llm")
 
@@ -244,7 +243,7 @@ class LLMTrainer:
         trainer.remove_callback(PrinterCallback)
         if trainer.pop_callback(ProgressCallback) is not None:
             trainer.add_callback(_ProgressBarOnly)
-        resume = get_last_checkpoint(str(step.work_dir)) if step.work_dir.is_dir() else None
+        resume = last_complete_checkpoint(step.work_dir)  # not one a kill cut off
         output = trainer.train(resume_from_checkpoint=resume)
         self._model = getattr(trainer.model, "module", trainer.model)
         self._trained = (step.work_dir.parent.parent, step_name(step.index, step.repo))

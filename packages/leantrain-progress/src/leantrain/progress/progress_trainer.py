@@ -21,7 +21,13 @@ from typing import Any
 
 from leantrain.core.config import config_from_dict, config_to_dict, resolve_aliases
 from leantrain.core.errors import CheckpointError, DataError
-from leantrain.core.lifelong import LifelongEngine, Step, final_checkpoint, open_database
+from leantrain.core.lifelong import (
+    LifelongEngine,
+    Step,
+    final_checkpoint,
+    last_complete_checkpoint,
+    open_database,
+)
 from leantrain.progress.dataset import ProgressDataset, build_text, load_progress_data
 from leantrain.progress.metrics import compute_metrics
 from leantrain.progress.predictor import ProgressPredictor
@@ -195,10 +201,9 @@ class ProgressTrainer:
         no usable proofs is skipped: ``{"skipped": reason}``."""
         from transformers import DataCollatorWithPadding, Trainer
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
-        from transformers.trainer_utils import get_last_checkpoint
 
         cfg = self.config
-        last = get_last_checkpoint(str(step.work_dir)) if step.work_dir.is_dir() else None
+        last = last_complete_checkpoint(step.work_dir)  # not one a kill cut off
         start = last or step.init_from  # a killed step resumes with its tokenizer and weights
         self.model = None
         if start and (Path(start) / "config.json").is_file():  # not a step skipped without one
