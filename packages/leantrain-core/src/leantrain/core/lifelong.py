@@ -524,6 +524,11 @@ class LifelongEngine:
                 step.work_dir.parent.rmdir()
         elif self.main:  # trained, killed while evaluating: reload the saved model
             trainer.load(self._verified(manifest, ckpt))
+            # killed before its resumable state was removed: the saved model supersedes it
+            work_dir = trainer_dir / WORK_SUBDIR / f"{index:03d}"
+            shutil.rmtree(work_dir, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                work_dir.parent.rmdir()
         if not self.main:
             return
         evals = manifest.data.setdefault("evals", [])
