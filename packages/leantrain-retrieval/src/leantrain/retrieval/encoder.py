@@ -1,5 +1,10 @@
 """Encoders of the retriever: built by name (``tiny``) or loaded from a local HF directory.
 
+A sentence-transformers model directory (``modules.json``: Transformer → Pooling → Normalize,
+e.g. all-MiniLM-L6-v2) is read without the sentence-transformers package: its transformer is
+loaded with ``AutoModel`` and :func:`sentence_transformers_pooling` turns ``1_Pooling/config.json``
+and the ``Normalize`` module into the retriever's ``pooling`` / ``normalize`` settings.
+
 A retriever directory holds ``retriever.json`` (encoder and tokenizer classes, max lengths),
 ``encoder/`` (``save_pretrained``: config + safetensors) and ``tokenizer/``. The tokenizer is
 reloaded by the class named in ``retriever.json``, never guessed from the model type, because
@@ -54,6 +59,114 @@ def _transformers_class(name: str) -> Any:
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
+# sentence-transformers' pooling flags, in the order its Pooling module concatenates them
+POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len", "lasttoken")
+_ST_FLAGS = {
+    "cls": "pooling_mode_cls_token",
+    "max": "pooling_mode_max_tokens",
+    "mean": "pooling_mode_mean_tokens",
+    "mean_sqrt_len": "pooling_mode_mean_sqrt_len_tokens",
+    "lasttoken": "pooling_mode_lasttoken",
+}
+_ST = "sentence_transformers.models."
+_ST_KNOWN = {_ST + "Transformer", _ST + "Pooling", _ST + "Normalize"}
+
+
+def parse_pooling(pooling: str) -> tuple[str, ...]:
+    """``"mean"`` or ``"cls+mean"`` → the modes, checked against :data:`POOLING_MODES`."""
+    modes = tuple(m.strip() for m in str(pooling).split("+") if m.strip())
+    bad = [m for m in modes if m not in POOLING_MODES]
+    if not modes or bad:
+        raise ConfigError(
+            f"unknown pooling '{pooling}'",
+            hint=f"one or more of {', '.join(POOLING_MODES)} joined by '+'",
+        )
+    return modes
+
+
+def sentence_transformers_modules(path: str | Path) -> list[dict[str, Any]] | None:
+    """The entries of a sentence-transformers ``modules.json`` in ``path``, or ``None``."""
+    f = Path(path) / "modules.json"
+    if not f.is_file():
+        return None
+    try:
+        modules = read_json(f)
+    except (OSError, ValueError) as e:
+        raise CheckpointError(f"{f}: unreadable modules.json ({e})") from None
+    if not isinstance(modules, list) or not all(isinstance(m, dict) for m in modules):
+        raise CheckpointError(f"{f}: modules.json is not a list of modules")
+    return sorted(modules, key=lambda m: int(m.get("idx", 0)))
+
+
+def sentence_transformers_pooling(path: str | Path) -> dict[str, Any] | None:
+    """``{"pooling", "normalize", "transformer_path", "max_seq_length"}`` of a
+    sentence-transformers directory (``None`` when ``path`` has no ``modules.json``).
+
+    Pooling comes from the Pooling module's ``config.json`` (several modes are concatenated, as
+    sentence-transformers does; weighted-mean pooling is refused); ``normalize`` is whether a
+    ``Normalize`` module follows. A module this code cannot reproduce (``Dense``, …) is an
+    error, not a silently different embedding.
+    """
+    path = Path(path)
+    modules = sentence_transformers_modules(path)
+    if modules is None:
+        return None
+    unknown = [str(m.get("type")) for m in modules if m.get("type") not in _ST_KNOWN]
+    if unknown:
+        raise ConfigError(
+            f"{path}: sentence-transformers module(s) {', '.join(unknown)} are not supported",
+            hint="supported: Transformer, Pooling, Normalize (give the transformer's own directory to use plain mean pooling)",
+        )
+    by_type = {m["type"]: m for m in modules}
+    transformer = by_type.get(_ST + "Transformer")
+    if transformer is None:
+        raise ConfigError(f"{path}: modules.json has no Transformer module")
+    modes: tuple[str, ...] = ("mean",)
+    pooling_module = by_type.get(_ST + "Pooling")
+    if pooling_module is not None:
+        cfg_file = path / str(pooling_module.get("path", "")) / "config.json"
+        if not cfg_file.is_file():
+            raise CheckpointError(f"{cfg_file}: the Pooling module's config is missing")
+        cfg = read_json(cfg_file)
+        if cfg.get("pooling_mode_weightedmean_tokens"):
+            raise ConfigError(f"{cfg_file}: weighted-mean pooling is not supported")
+        modes = tuple(m for m in POOLING_MODES if cfg.get(_ST_FLAGS[m]))
+        if not modes:
+            raise ConfigError(f"{cfg_file}: no pooling mode is enabled")
+    st_cfg = path / str(transformer.get("path", "")) / "sentence_bert_config.json"
+    if not st_cfg.is_file():
+        st_cfg = path / "sentence_bert_config.json"
+    max_seq = read_json(st_cfg).get("max_seq_length") if st_cfg.is_file() else None
+    return {
+        "pooling": "+".join(modes),
+        "normalize": _ST + "Normalize" in by_type,
+        "transformer_path": str(transformer.get("path", "")),
+        "max_seq_length": int(max_seq) if max_seq else None,
+    }
+
+
+def pool(hidden: Any, attention_mask: Any, modes: tuple[str, ...]) -> Any:
+    """Pool token states ``[B, T, H]`` into ``[B, H·len(modes)]`` as sentence-transformers does."""
+    import torch
+
+    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    count = mask.sum(1).clamp(min=1.0)
+    out = []
+    for mode in modes:
+        if mode == "cls":
+            out.append(hidden[:, 0])
+        elif mode == "max":
+            out.append(hidden.masked_fill(mask == 0, torch.finfo(hidden.dtype).min).max(1).values)
+        elif mode == "mean":
+            out.append((hidden * mask).sum(1) / count)
+        elif mode == "mean_sqrt_len":
+            out.append((hidden * mask).sum(1) / count.sqrt())
+        else:  # lasttoken: the last non-padding position (left or right padding)
+            last = attention_mask.shape[1] - 1 - attention_mask.flip(1).long().argmax(1)
+            out.append(hidden[torch.arange(hidden.shape[0], device=hidden.device), last])
+    return out[0] if len(out) == 1 else torch.cat(out, dim=-1)
+
+
 def load_hf_encoder(path: str | Path) -> tuple[Any, Any]:
     """An encoder and tokenizer from a local HF model directory or a Hub id (``google/byt5-small``).
 
@@ -63,6 +176,9 @@ def load_hf_encoder(path: str | Path) -> tuple[Any, Any]:
     from transformers import AutoConfig, AutoModel, AutoTokenizer, T5EncoderModel
 
     local = Path(path)
+    st = sentence_transformers_pooling(local) if local.is_dir() else None
+    if st is not None and st["transformer_path"]:  # e.g. 0_Transformer/
+        path = local = local / st["transformer_path"]
     if not (local / "config.json").is_file() and not (
         not local.exists() and _HUB_ID.match(str(path))
     ):

@@ -29,9 +29,12 @@ _MASK_CACHE = 4096  # accessibility masks kept (one per file and position seen)
 
 
 def encoder_fingerprint(retriever: Any) -> str:
-    """SHA-256 of the encoder's weights, tokenizer class and max premise length."""
+    """SHA-256 of the encoder's weights, tokenizer class, max premise length and pooling."""
     h = hashlib.sha256()
     h.update(f"{type(retriever.tokenizer).__name__}|{retriever.premise_max_len}".encode())
+    pooling = (getattr(retriever, "pooling", "mean"), getattr(retriever, "normalize", True))
+    if pooling != ("mean", True):  # the default adds nothing: indexes saved before stay valid
+        h.update(f"|{pooling[0]}|{pooling[1]}".encode())
     for name, t in sorted(retriever.encoder.state_dict().items()):
         h.update(name.encode())
         h.update(t.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())

@@ -1,7 +1,10 @@
 """``PremiseRetriever``: a dense ReProver-style retriever as a Lightning module.
 
 Contexts (proof states) and premises share one encoder; an embedding is the masked mean of
-the last hidden states, L2-normalised, so a dot product is a cosine similarity.
+the last hidden states, L2-normalised, so a dot product is a cosine similarity — or, for a
+sentence-transformers model directory, the pooling (mean / cls / max …) and normalisation that
+its ``modules.json`` defines. Both losses see in-batch negatives: every context is scored
+against every premise of the batch (the other contexts' positives and all sampled negatives).
 """
 
 from __future__ import annotations
@@ -14,13 +17,22 @@ from typing import Any
 import lightning as L
 import torch
 import torch.nn.functional as F
-from leantrain.retrieval.encoder import build_encoder, is_retriever_dir, load_encoder, save_encoder
+from leantrain.retrieval.encoder import (
+    build_encoder,
+    is_retriever_dir,
+    load_encoder,
+    parse_pooling,
+    pool,
+    save_encoder,
+    sentence_transformers_pooling,
+)
 from leantrain.retrieval.ewc import EWC
 from leantrain.retrieval.losses import info_nce_loss, mse_similarity_loss
 
 
 class PremiseRetriever(L.LightningModule):
-    """Encoder + mean pooling + L2 norm; MSE (ReProver) or InfoNCE loss; EWC penalty."""
+    """Encoder + pooling (mean by default) + L2 norm; MSE (ReProver) or InfoNCE loss over the
+    batch's similarity matrix (in-batch negatives); EWC penalty."""
 
     def __init__(
         self,
@@ -37,6 +49,8 @@ class PremiseRetriever(L.LightningModule):
         eval_batch_size: int = 64,
         ewc_lambda: float = 0.0,
         ewc: EWC | None = None,
+        pooling: str = "mean",
+        normalize: bool = True,
     ) -> None:
         super().__init__()
         self.encoder = (
@@ -52,6 +66,9 @@ class PremiseRetriever(L.LightningModule):
         self.premise_max_len = premise_max_len
         self.eval_batch_size = eval_batch_size
         self.ewc_lambda = ewc_lambda
+        self.pooling = "+".join(parse_pooling(pooling))
+        self._pool_modes = parse_pooling(pooling)
+        self.normalize = bool(normalize)
         self.ewc = ewc if ewc is not None else EWC()
         self._corpus_emb: torch.Tensor | None = None
         self._val_sums: torch.Tensor | None = None
@@ -68,23 +85,45 @@ class PremiseRetriever(L.LightningModule):
         allow_code: bool = False,
         **kwargs: Any,
     ) -> PremiseRetriever:
-        """A retriever from a registered encoder name, a HF directory or a saved retriever (or,
-        with ``allow_code`` / ``LEANTRAIN_ALLOW_CODE=1``, a ``module:attr`` encoder builder)."""
+        """A retriever from a registered encoder name, a HF directory (a sentence-transformers
+        one with its own pooling and normalisation) or a saved retriever (or, with
+        ``allow_code`` / ``LEANTRAIN_ALLOW_CODE=1``, a ``module:attr`` encoder builder)."""
         if is_retriever_dir(name):
             return cls.from_pretrained(name, **kwargs)
         encoder, tokenizer = build_encoder(
             name, allow_code=allow_code, d_model=tiny_d_model, num_layers=tiny_layers
         )
-        return cls(encoder, tokenizer, **kwargs)
+        return cls(encoder, tokenizer, **{**_st_kwargs(name), **kwargs})
 
     @classmethod
     def from_pretrained(cls, path: str | Path, **overrides: Any) -> PremiseRetriever:
         """Reload a directory written by :meth:`save_pretrained` (no pickle, no Lightning),
-        with its EWC state (``ewc/``) when it has one."""
+        with its EWC state (``ewc/``) when it has one — or start from a plain Hugging Face
+        encoder directory (``config.json`` + weights; a sentence-transformers directory keeps
+        the pooling and normalisation of its ``modules.json``)."""
+        if not is_retriever_dir(path):
+            from leantrain.retrieval.encoder import load_hf_encoder
+
+            if not Path(path).is_dir():
+                from leantrain.core.errors import CheckpointError
+
+                raise CheckpointError(
+                    f"{path}: not a directory",
+                    hint="give a saved retriever or a local Hugging Face model directory",
+                )
+            encoder, tokenizer = load_hf_encoder(path)
+            return cls(encoder, tokenizer, **{**_st_kwargs(path), **overrides})
         encoder, tokenizer, meta = load_encoder(path)
         kwargs = {
             k: meta[k]
-            for k in ("context_max_len", "premise_max_len", "loss", "temperature")
+            for k in (
+                "context_max_len",
+                "premise_max_len",
+                "loss",
+                "temperature",
+                "pooling",
+                "normalize",
+            )
             if k in meta
         }
         kwargs.update(overrides)
@@ -102,8 +141,8 @@ class PremiseRetriever(L.LightningModule):
                 self.tokenizer,
                 tmp,
                 {
-                    "pooling": "mean",
-                    "normalize": True,
+                    "pooling": self.pooling,
+                    "normalize": self.normalize,
                     "context_max_len": self.context_max_len,
                     "premise_max_len": self.premise_max_len,
                     "loss": self.loss_name,
@@ -121,11 +160,11 @@ class PremiseRetriever(L.LightningModule):
 
     # -- encoding -----------------------------------------------------------------------------
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        """Normalised mean-pooled embeddings, one row per sequence."""
+        """Pooled (by default: masked mean) and, unless the model says otherwise, L2-normalised
+        embeddings, one row per sequence."""
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
-        return F.normalize(pooled.float(), dim=-1)
+        pooled = pool(hidden, attention_mask, self._pool_modes).float()
+        return F.normalize(pooled, dim=-1) if self.normalize else pooled
 
     @torch.no_grad()
     def encode_texts(
@@ -156,11 +195,12 @@ class PremiseRetriever(L.LightningModule):
 
     @property
     def embedding_dim(self) -> int:
-        return int(
+        hidden = int(
             self.encoder.config.hidden_size
             if hasattr(self.encoder.config, "hidden_size")
             else self.encoder.config.d_model
         )
+        return hidden * len(self._pool_modes)
 
     # -- training -----------------------------------------------------------------------------
     def retrieval_loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -270,3 +310,20 @@ class PremiseRetriever(L.LightningModule):
                 "no premise index", hint="call index_corpus(corpus) before retrieve()"
             )
         return self.index.retrieve(state, file_path, k, position=position)
+
+
+def _st_kwargs(path: str | Path) -> dict[str, Any]:
+    """``pooling`` / ``normalize`` of a sentence-transformers directory (empty otherwise)."""
+    local = Path(path)
+    st = sentence_transformers_pooling(local) if local.is_dir() else None
+    if st is None:
+        return {}
+    import logging
+
+    logging.getLogger("leantrain.retrieval").info(
+        "%s: sentence-transformers model: pooling %s, normalize %s",
+        path,
+        st["pooling"],
+        st["normalize"],
+    )
+    return {"pooling": st["pooling"], "normalize": st["normalize"]}
