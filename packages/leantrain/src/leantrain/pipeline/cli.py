@@ -9,10 +9,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from leantrain.core.cli import Command
 from leantrain.core.errors import ConfigError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one line (a ConfigError), not usage + message + exit."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ConfigError(f"{self.prog}: {message}", hint=f"run '{self.prog} --help'")
 
 
 class _Progress:
@@ -24,7 +31,11 @@ class _Progress:
         self._task: Any = None
 
     def __enter__(self) -> _Progress:
-        if self.enabled:
+        return self
+
+    def _start(self) -> None:
+        """The bar starts at the first progress call: an early error prints only its line."""
+        if self.enabled and self._bar is None:
             from rich.console import Console
             from rich.progress import (
                 BarColumn,
@@ -42,9 +53,9 @@ class _Progress:
                 console=Console(stderr=True),
             )
             self._bar.__enter__()
-        return self
 
     def __call__(self, message: str, done: int, total: int) -> None:
+        self._start()
         if self._bar is None:
             return
         if message.endswith(" done"):
@@ -143,7 +154,7 @@ def _output_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _demo(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="leantrain demo",
         description="Run the whole pipeline on the shipped sample data with tiny models (offline, CPU).",
     )
@@ -164,7 +175,7 @@ def _demo(argv: list[str]) -> int:
 
 
 def _pipeline(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="leantrain pipeline",
         description="Run (or resume) a lifelong pipeline from a YAML config.",
     )
@@ -185,7 +196,7 @@ def _pipeline(argv: list[str]) -> int:
     from leantrain.core.config import load_yaml
 
     cfg = load_yaml(args.config)
-    if args.run_dir:
+    if args.run_dir is not None:
         cfg["run_dir"] = args.run_dir
     if args.overwrite:
         cfg["overwrite"] = True
@@ -195,7 +206,7 @@ def _pipeline(argv: list[str]) -> int:
 
 
 def _report(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="leantrain report",
         description="Re-render a run directory's report (Markdown + PNG plots).",
     )
@@ -213,7 +224,7 @@ def _report(argv: list[str]) -> int:
 
 
 def _compare(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="leantrain compare",
         description="Two runs side by side: final metrics and forgetting (ACC, BWT), B minus A.",
     )

@@ -19,7 +19,7 @@ from leantrain.core.events import EventLog
 from leantrain.core.forgetting import forgetting_report
 from leantrain.core.lifelong import LifelongEngine, repo_slug
 from leantrain.core.manifest import RunManifest
-from leantrain.core.output_dir import claim_output_dir
+from leantrain.core.output_dir import check_output_dir, claim_output_dir
 from leantrain.core.schemas import read_json
 from leantrain.pipeline.pipeline_config import PipelineConfig
 from leantrain.pipeline.report import render_report, summary_rows
@@ -77,6 +77,10 @@ class Pipeline:
         else:
             self.config = config_from_yaml(PipelineConfig, config)
         self.run_dir = self.config.resolved_run_dir
+        if not self.config.overwrite:  # refuse a run dir of other files before anything runs
+            check_output_dir(
+                self.run_dir, kind="run", flag="--run-dir", legacy=("manifest.json", IMPORTS_NAME)
+            )
         self.echo_events = echo_events
         self.progress = progress or (lambda msg, done, total: None)
 

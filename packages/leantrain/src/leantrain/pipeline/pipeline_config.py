@@ -135,6 +135,11 @@ class PipelineConfig:
                 f"'name' must be a plain name (letters, digits, '.', '_', '-'), got {self.name!r}",
                 hint="it names ./leantrain-runs/<name>; set run_dir to put the run elsewhere",
             )
+        if self.run_dir is not None and not str(self.run_dir).strip():
+            raise ConfigError(
+                "'run_dir' (--run-dir) is empty",
+                hint="give a new directory, e.g. --run-dir runs/new, or leave it out",
+            )
         unknown = [t for t in self.trainers if t not in TRAINERS]
         if unknown:
             raise ConfigError(
