@@ -39,6 +39,11 @@ SorryPolicy = Literal["drop_theorem", "drop_tactic"]
 SPLITS = ("train", "val", "test")
 
 
+class NoProgressRows(DataError):
+    """Well-formed traced data without a single usable tactic proof (a lifelong step skips
+    such a repository; any other DataError — a malformed file — stops the run)."""
+
+
 @dataclass
 class LabelStats:
     """What :func:`progress_rows` did: counts of theorems, rows and skipped tactics."""
@@ -210,7 +215,7 @@ def make_progress_data(
     for f in files:
         rows.extend(progress_rows(load_theorems(f), sorry_policy=sorry_policy, stats=stats))
     if not rows:
-        raise DataError(
+        raise NoProgressRows(
             files[0] if len(files) == 1 else source,
             f"no progress rows: {stats.theorems} theorems, none with a usable tactic proof",
             hint="check that the file holds traced theorems with non-empty traced_tactics",

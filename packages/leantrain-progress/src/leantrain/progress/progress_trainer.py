@@ -29,6 +29,7 @@ from leantrain.core.lifelong import (
     open_database,
 )
 from leantrain.progress.dataset import ProgressDataset, build_text, load_progress_data
+from leantrain.progress.labels import NoProgressRows
 from leantrain.progress.metrics import compute_metrics
 from leantrain.progress.predictor import ProgressPredictor
 from leantrain.progress.progress_config import ProgressConfig
@@ -210,7 +211,7 @@ class ProgressTrainer:
             self.load(start)
         try:
             rows = self.load_rows(step.data)
-        except DataError as e:  # e.g. a first repository without tactic proofs
+        except NoProgressRows as e:  # a repository without tactic proofs; a bad file raises
             if not Path(step.data).is_dir():
                 raise
             return {"skipped": e.one_line()}
