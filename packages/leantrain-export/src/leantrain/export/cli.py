@@ -118,6 +118,19 @@ def _say(text: str) -> None:
         print(text.encode(enc, "backslashreplace").decode(enc))
 
 
+def _say_splits(details: dict[str, dict[str, dict[str, int]]]) -> None:
+    """One line per strategy: theorems / tactics / tactics with premises of each split."""
+    for strategy, splits in details.items():
+        _say(
+            f"  {strategy}: "
+            + ", ".join(
+                f"{name} {d['theorems']} theorems / {d['tactics']} tactics / "
+                f"{d['tactics_with_premises']} with premises"
+                for name, d in splits.items()
+            )
+        )
+
+
 def _print(obj: Any) -> None:
     _say(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
 
@@ -197,11 +210,19 @@ def _run(args: argparse.Namespace) -> int:
                 _say(f"{r.id}\t{r.name}\t{r.num_theorems} theorems\t{r.date_processed.isoformat()}")
         elif args.cmd == "stats":
             s = db.stats()
+            if s["theorems"]:
+                from leantrain.export.export_merged import split_summary
+
+                # the splits an export of every repository would have (default seed/fractions)
+                s.update(split_summary(db))
             if args.json:
                 _print(s)
             else:
                 for k, v in s.items():
-                    _say(f"{k}: {v}")
+                    if k == "splits":
+                        _say_splits(v)
+                    else:
+                        _say(f"{k}: {v}")
         elif args.cmd == "merge":
             from leantrain.export.export_merged import export_merged_data
 
@@ -217,8 +238,7 @@ def _run(args: argparse.Namespace) -> int:
             _say(
                 f"wrote {result.out_dir}: {result.num_theorems} theorems from {len(result.repos)} repositories"
             )
-            for strategy, sizes in result.split_sizes.items():
-                _say(f"  {strategy}: " + ", ".join(f"{k} {v}" for k, v in sizes.items()))
+            _say_splits(result.split_details)
         elif args.cmd == "curriculum":
             from leantrain.export.curriculum import order_repositories
 

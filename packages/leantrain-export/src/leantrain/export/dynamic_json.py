@@ -22,7 +22,7 @@ from pathlib import Path
 
 from leantrain.core.errors import ConfigError
 from leantrain.export.repository import RepositoryReader
-from leantrain.export.theorem_stream import file_premises, iter_theorems
+from leantrain.export.theorem_stream import corpus_line, iter_theorems
 
 _STATUS_KEYS = {
     "proven": "proven_theorems",
@@ -130,8 +130,7 @@ def dump_dynamic_database(
                         (rid,),
                     ).fetchall()
                 ):
-                    premises = file_premises(conn, fid)
-                    line = {"path": fpath, "imports": json.loads(imports), "premises": premises}
+                    line = corpus_line(conn, fid, fpath, imports)
                     f.write(("\n" if i == 0 else ",\n") + json.dumps(line, ensure_ascii=False))
                 traced = [
                     p

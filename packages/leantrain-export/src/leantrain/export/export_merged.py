@@ -44,7 +44,12 @@ from leantrain.export.splits import (
     random_split,
     theorem_key,
 )
-from leantrain.export.theorem_stream import DROP_TACTIC_SQL, file_premises, iter_theorems
+from leantrain.export.theorem_stream import (
+    DROP_TACTIC_SQL,
+    IMPORTS_KNOWN,
+    corpus_line,
+    iter_theorems,
+)
 
 
 @dataclass
@@ -63,6 +68,10 @@ class ExportResult:
     num_traced_files: int
     novel_premise_rate: float
     config: dict[str, Any] = field(default_factory=dict)
+    split_details: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    """``{strategy: {split: {theorems, tactics, tactics_with_premises}}}``."""
+    unknown_imports: int = 0
+    """Corpus files whose imports are unknown (marked ``"imports_known": false``)."""
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (also stored under ``"leantrain"`` in metadata.json)."""
@@ -79,6 +88,8 @@ class ExportResult:
             "num_premises": self.num_premises,
             "num_traced_files": self.num_traced_files,
             "novel_premise_rate": self.novel_premise_rate,
+            "split_details": self.split_details,
+            "num_files_unknown_imports": self.unknown_imports,
             "config": self.config,
         }
 
@@ -201,20 +212,122 @@ def theorem_premises(db: Database, *, drop_tactics: bool) -> dict[int, set[str]]
     return out
 
 
+def premise_tactic_counts(db: Database, *, drop_tactics: bool) -> dict[int, int]:
+    """Number of exported tactics with at least one annotated premise, per selected theorem."""
+    where = f"AND {DROP_TACTIC_SQL}" if drop_tactics else ""
+    return dict(
+        db.conn.execute(
+            "SELECT ta.theorem_id, COUNT(*) FROM temp._sel s "
+            "JOIN tactics ta ON ta.theorem_id = s.theorem_id WHERE EXISTS "
+            f"(SELECT 1 FROM annotations a WHERE a.tactic_id = ta.id) {where} GROUP BY ta.theorem_id"
+        ).fetchall()
+    )
+
+
+def weighted_histogram(
+    premises: dict[int, set[str]], weights: dict[int, int]
+) -> tuple[dict[int, int], int]:
+    """``({k: tactics with premises of theorems with k distinct premises}, their total)``: what
+    :func:`~leantrain.export.splits.calibrate_rate` balances (see :mod:`~leantrain.export.splits`)."""
+    hist: Counter[int] = Counter()
+    for tid, names in premises.items():
+        hist[len(names)] += weights.get(tid, 0)
+    return dict(hist), sum(hist.values())
+
+
 def premise_count_histogram(
     db: Database, repos: list[str] | None, *, drop_tactics: bool = True
 ) -> tuple[dict[int, int], int]:
-    """``({k: theorems with k distinct premises}, number of theorems)`` of a deduplicated selection."""
+    """The :func:`weighted_histogram` of a deduplicated selection: ``({k: tactics with premises
+    of the theorems with k distinct premises}, number of tactics with premises)``."""
     db.conn.execute("BEGIN")
     try:
         select_theorems(db, repos)
         premises = theorem_premises(db, drop_tactics=drop_tactics)
-        n = db.conn.execute("SELECT COUNT(*) FROM temp._sel").fetchone()[0]
+        weights = premise_tactic_counts(db, drop_tactics=drop_tactics)
     finally:
         db.conn.execute("COMMIT")
-    hist = Counter(len(v) for v in premises.values())
-    hist[0] += n - len(premises)
-    return dict(hist), n
+    return weighted_histogram(premises, weights)
+
+
+def _empty_details() -> dict[str, dict[str, dict[str, int]]]:
+    return {
+        s: {n: {"theorems": 0, "tactics": 0, "tactics_with_premises": 0} for n in SPLIT_NAMES}
+        for s in STRATEGIES
+    }
+
+
+def split_summary(
+    db: Database | str | Path,
+    repos: list[str] | None = None,
+    config: ExportConfig | dict[str, Any] | None = None,
+    **overrides: Any,
+) -> dict[str, Any]:
+    """The split sizes an export of ``repos`` would have, without writing it:
+    ``{"novel_premise_rate": r, "splits": {strategy: {split: {theorems, tactics,
+    tactics_with_premises}}}}`` (what ``leantrain export stats`` prints)."""
+    cfg = _config(config, overrides)
+    database, owned = _open(db)
+    conn = database.conn
+    try:
+        conn.execute("BEGIN")
+        try:
+            select_theorems(database, repos)
+            premises = theorem_premises(database, drop_tactics=cfg.drop_tactics)
+            weights = premise_tactic_counts(database, drop_tactics=cfg.drop_tactics)
+            rate = cfg.novel_premise_rate
+            if rate is None:
+                rate = calibrate_rate(
+                    cfg.val_fraction + cfg.test_fraction, *weighted_histogram(premises, weights)
+                )
+            assign = _Assigner(cfg, rate, premises)
+            where = f"AND {DROP_TACTIC_SQL}" if cfg.drop_tactics else ""
+            details = _empty_details()
+            for tid, fp, name, sl, sc, el, ec, n_tac in conn.execute(
+                "SELECT t.id, t.file_path, t.full_name, t.start_line, t.start_col, t.end_line, "
+                f"t.end_col, (SELECT COUNT(*) FROM tactics ta WHERE ta.theorem_id = t.id {where}) "
+                "FROM temp._sel s JOIN theorems t ON t.id = s.theorem_id"
+            ):
+                key = theorem_key(fp, name, (sl, sc), (el, ec))
+                for strategy, split in assign(tid, key).items():
+                    d = details[strategy][split]
+                    d["theorems"] += 1
+                    d["tactics"] += n_tac
+                    d["tactics_with_premises"] += weights.get(tid, 0)
+        finally:
+            conn.execute("DROP TABLE IF EXISTS temp._sel")
+            conn.execute("DROP TABLE IF EXISTS temp._sel_repos")
+            conn.execute("COMMIT")
+    finally:
+        if owned:
+            database.close()
+    return {"novel_premise_rate": rate, "splits": details}
+
+
+class _Assigner:
+    """The random and novel_premises split of a selected theorem (hash-stable, see splits)."""
+
+    def __init__(self, cfg: ExportConfig, rate: float, premises: dict[int, set[str]]) -> None:
+        self.cfg, self.rate, self.premises = cfg, rate, premises
+        self.held: dict[str, bool] = {}
+
+    def uses_held_out(self, tid: int) -> bool:
+        for name in self.premises.get(tid, ()):
+            held = self.held.get(name)
+            if held is None:
+                held = self.held[name] = premise_held_out(self.cfg.seed, name, self.rate)
+            if held:
+                return True
+        return False
+
+    def __call__(self, tid: int, key: str) -> dict[str, str]:
+        cfg = self.cfg
+        return {
+            "random": random_split(cfg.seed, key, cfg.val_fraction, cfg.test_fraction),
+            "novel_premises": novel_split(
+                cfg.seed, key, self.uses_held_out(tid), cfg.val_fraction, cfg.test_fraction
+            ),
+        }
 
 
 def export_merged_data(
@@ -262,19 +375,12 @@ def _export(
         num_theorems = conn.execute("SELECT COUNT(*) FROM temp._sel").fetchone()[0]
         rate = cfg.novel_premise_rate
         if rate is None:
-            hist = Counter(len(v) for v in premises.values())
-            hist[0] += num_theorems - len(premises)
-            rate = calibrate_rate(cfg.val_fraction + cfg.test_fraction, dict(hist), num_theorems)
-        held_cache: dict[str, bool] = {}
-
-        def uses_held_out(tid: int) -> bool:
-            for name in premises.get(tid, ()):
-                held = held_cache.get(name)
-                if held is None:
-                    held = held_cache[name] = premise_held_out(cfg.seed, name, rate)
-                if held:
-                    return True
-            return False
+            weights = premise_tactic_counts(db, drop_tactics=cfg.drop_tactics)
+            rate = calibrate_rate(
+                cfg.val_fraction + cfg.test_fraction, *weighted_histogram(premises, weights)
+            )
+        assign = _Assigner(cfg, rate, premises)
+        details = _empty_details()
 
         total_tactics = conn.execute(
             "SELECT COUNT(*) FROM temp._sel s JOIN tactics ta ON ta.theorem_id = s.theorem_id"
@@ -288,18 +394,19 @@ def _export(
             try:
                 for tid, thm in iter_theorems(conn, "temp._sel", drop_tactics=cfg.drop_tactics):
                     key = theorem_key(thm["file_path"], thm["full_name"], thm["start"], thm["end"])
-                    num_tactics += len(thm["traced_tactics"])
-                    writers[
-                        "random", random_split(cfg.seed, key, cfg.val_fraction, cfg.test_fraction)
-                    ].write(thm)
-                    split = novel_split(
-                        cfg.seed, key, uses_held_out(tid), cfg.val_fraction, cfg.test_fraction
-                    )
-                    writers["novel_premises", split].write(thm)
+                    tactics = thm["traced_tactics"]
+                    num_tactics += len(tactics)
+                    with_premises = sum(1 for t in tactics if t["annotated_tactic"][1])
+                    for strategy, split in assign(tid, key).items():
+                        writers[strategy, split].write(thm)
+                        d = details[strategy][split]
+                        d["theorems"] += 1
+                        d["tactics"] += len(tactics)
+                        d["tactics_with_premises"] += with_premises
             finally:
                 for w in writers.values():
                     w.close()
-            num_files, num_premises = _write_corpus(db, tmp / "corpus.jsonl")
+            num_files, num_premises, unknown = _write_corpus(db, tmp / "corpus.jsonl")
             num_traced = _write_traced_files(db, tmp / "traced_files.jsonl")
             sizes = {s: {n: writers[s, n].count for n in SPLIT_NAMES} for s in STRATEGIES}
             result = ExportResult(
@@ -315,6 +422,8 @@ def _export(
                 num_traced_files=num_traced,
                 novel_premise_rate=rate,
                 config={k: getattr(cfg, k) for k in ExportConfig.__dataclass_fields__},
+                split_details=details,
+                unknown_imports=unknown,
             )
             _write_metadata(db, row_ids, tmp / "metadata.json", result)
     finally:
@@ -324,21 +433,22 @@ def _export(
     return result
 
 
-def _write_corpus(db: Database, path: Path) -> tuple[int, int]:
+def _write_corpus(db: Database, path: Path) -> tuple[int, int, int]:
+    """Write ``corpus.jsonl``; returns (files, premises, files with unknown imports)."""
     winners: dict[str, tuple[int, str]] = {}
     for fid, fpath, imports in db.conn.execute(
         "SELECT f.id, f.path, f.imports FROM premise_files f JOIN repositories r ON r.id = f.repo_id "
         "WHERE f.repo_id IN (SELECT id FROM temp._sel_repos) ORDER BY r.date_processed DESC, r.id DESC, f.id"
     ):
         winners.setdefault(fpath, (fid, imports))
-    num_premises = 0
+    num_premises = unknown = 0
     with path.open("w", encoding="utf-8") as f:
         for fpath, (fid, imports) in sorted(winners.items(), key=lambda kv: kv[1][0]):
-            premises = file_premises(db.conn, fid)
-            num_premises += len(premises)
-            line = {"path": fpath, "imports": json.loads(imports), "premises": premises}
+            line = corpus_line(db.conn, fid, fpath, imports)
+            num_premises += len(line["premises"])
+            unknown += IMPORTS_KNOWN in line
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
-    return len(winners), num_premises
+    return len(winners), num_premises, unknown
 
 
 def _write_traced_files(db: Database, path: Path) -> int:

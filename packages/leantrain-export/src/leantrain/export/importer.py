@@ -17,6 +17,7 @@ from leantrain.core.errors import DataError
 from leantrain.core.lean_text import contains_sorry
 from leantrain.core.schemas import CorpusFile, Theorem, TracedTactic, validate_record
 from leantrain.export.sources import RepoInfo, SourceItem, repo_name
+from leantrain.export.theorem_stream import IMPORTS_KNOWN
 
 _BATCH = 20_000
 _THEOREM_FIELDS = set(Theorem.model_fields)
@@ -203,8 +204,10 @@ class Importer:
             self.seen_files[rid].add(pf.path)
             fid = self._file_id
             self._file_id += 1
+            # imports null: unknown (an annotation-built corpus exported by leantrain)
+            known = raw.get(IMPORTS_KNOWN, True) is not False
             self._rows["premise_files"].append(
-                (fid, rid, pf.path, json.dumps(pf.imports, ensure_ascii=False))
+                (fid, rid, pf.path, json.dumps(pf.imports if known else None, ensure_ascii=False))
             )
             self._rows["premises"].extend(
                 (
@@ -250,7 +253,8 @@ class Importer:
 
 
 def corpus_from_annotations(conn: sqlite3.Connection, repo_id: int, first_file_id: int) -> int:
-    """Premise files of ``repo_id`` built from its annotations (no code, imports unknown).
+    """Premise files of ``repo_id`` built from its annotations (no code, imports unknown:
+    stored as JSON ``null`` and exported with ``"imports_known": false``).
 
     Used when a source has no ``corpus.jsonl`` (the lean4-example export): each annotated
     premise becomes ``{full_name, code: "", start: def_pos, end: def_end_pos, kind: "theorem"}``
@@ -274,7 +278,7 @@ def corpus_from_annotations(conn: sqlite3.Connection, repo_id: int, first_file_i
         counters[fid] = idx + 1
         premises.append((fid, idx, name, "", sl, sc, el, ec, "theorem", None))
     conn.executemany(
-        "INSERT INTO premise_files VALUES (?, ?, ?, '[]')",
+        "INSERT INTO premise_files VALUES (?, ?, ?, 'null')",
         [(fid, repo_id, p) for p, fid in files.items()],
     )
     conn.executemany("INSERT INTO premises VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", premises)

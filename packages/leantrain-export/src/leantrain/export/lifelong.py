@@ -70,6 +70,7 @@ def pin_novel_premise_rate(
             "seed": cfg.seed,
             "val_fraction": cfg.val_fraction,
             "test_fraction": cfg.test_fraction,
+            "calibrated_on": "tactics_with_premises",
         },
     )
     return rate

@@ -12,13 +12,16 @@ which other theorems are exported:
   ``H(seed, "premise", name) < rate``. A theorem goes to val/test iff one of its premises (in
   its exported tactics) is held out, so no val/test theorem's held-out premise ever occurs in
   train — the premises really are novel. Val vs test is ``H(seed, "novel", key) <
-  val / (val + test)``. With ``k`` distinct premises a theorem is held out with probability
-  ``1 - (1 - rate)^k``; :func:`calibrate_rate` picks ``rate`` by bisection so that the mean
-  of that over the exported theorems equals ``val + test``. Theorems without premises always
-  train. The fractions are therefore approximate (the expectation is matched exactly, the
-  realised counts vary, and they can fall short when too few theorems use premises).
-  :meth:`~leantrain.export.Database.prepare_lifelong` calibrates the rate once on *all* its
-  repositories and keeps it for every step, which keeps this split stable too.
+  val / (val + test)``. Theorems without premises always train, as in LeanDojo (they cannot
+  use a novel premise). The split is calibrated on what a retriever trains and is evaluated
+  on, the *tactics with premises*: a theorem with ``k`` distinct premises is held out with
+  probability ``1 - (1 - rate)^k``, and :func:`calibrate_rate` picks ``rate`` by bisection so
+  that the expected fraction of tactics with premises in val/test, each theorem weighted by
+  its number of tactics with premises, equals ``val + test`` (calibrating on theorem counts
+  instead sent most tactics to val/test: theorems without tactics all train). The fractions
+  are approximate (the expectation is matched exactly; a theorem with many tactics moves many
+  at once). :meth:`~leantrain.export.Database.prepare_lifelong` calibrates the rate once on
+  *all* its repositories and keeps it for every step, which keeps this split stable too.
 """
 
 from __future__ import annotations
@@ -63,33 +66,34 @@ def novel_split(seed: int, key: str, held_out: bool, val: float, test: float) ->
     return "val" if unit_hash(seed, "novel", key) < val / (val + test) else "test"
 
 
-def expected_held_out(rate: float, premise_counts: dict[int, int], num_theorems: int) -> float:
-    """Expected fraction of theorems held out when each premise is held out with ``rate``.
+def expected_held_out(rate: float, premise_counts: dict[int, int], total: int) -> float:
+    """Expected held-out fraction when each premise is held out with probability ``rate``.
 
-    ``premise_counts`` maps ``k`` (distinct premises of a theorem) to how many theorems have it.
+    ``premise_counts`` maps ``k`` (distinct premises of a theorem) to the weight of the
+    theorems with ``k`` premises (the export weighs each by its tactics with premises);
+    ``total`` is the weight of all of them (theorems without premises may add weight that is
+    never held out).
     """
-    if num_theorems == 0:
+    if total == 0:
         return 0.0
-    return (
-        sum(n * (1.0 - (1.0 - rate) ** k) for k, n in premise_counts.items() if k > 0)
-        / num_theorems
-    )
+    return sum(n * (1.0 - (1.0 - rate) ** k) for k, n in premise_counts.items() if k > 0) / total
 
 
-def calibrate_rate(target: float, premise_counts: dict[int, int], num_theorems: int) -> float:
-    """The premise hold-out rate whose expected theorem hold-out fraction is ``target``.
+def calibrate_rate(target: float, premise_counts: dict[int, int], total: int) -> float:
+    """The premise hold-out rate whose expected held-out fraction (of :func:`expected_held_out`)
+    is ``target``.
 
     Bisection on [0, 1] (the expectation is increasing in the rate); 1.0 when even holding
     out every premise cannot reach ``target``.
     """
     if target <= 0:
         return 0.0
-    if expected_held_out(1.0, premise_counts, num_theorems) <= target:
+    if expected_held_out(1.0, premise_counts, total) <= target:
         return 1.0
     lo, hi = 0.0, 1.0
     for _ in range(60):
         mid = (lo + hi) / 2
-        if expected_held_out(mid, premise_counts, num_theorems) < target:
+        if expected_held_out(mid, premise_counts, total) < target:
             lo = mid
         else:
             hi = mid

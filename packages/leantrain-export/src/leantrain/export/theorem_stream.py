@@ -14,6 +14,17 @@ from typing import Any
 DROP_TACTIC_SQL = "ta.state_before != 'no goals' AND instr(ta.tactic, '·') = 0"
 """Tactics LeanDojo-v2 leaves out of an export: after the proof is done, or focusing dots."""
 
+IMPORTS_KNOWN = "imports_known"
+"""Field of a ``corpus.jsonl`` line that is ``false`` when the file's imports are unknown.
+
+A source without a ``corpus.jsonl`` gets a corpus built from its premise annotations, whose
+imports nobody knows; the database stores them as JSON ``null``. The line still carries
+``"imports": []`` so that LeanDojo's readers (which take the three fields ``path``,
+``imports``, ``premises`` and ignore others) read it as before, and ``"imports_known":
+false`` tells leantrain's retriever not to take that empty list at its word. A line without
+the field (every LeanDojo corpus) has known imports.
+"""
+
 
 def iter_theorems(
     conn: sqlite3.Connection,
@@ -103,3 +114,17 @@ def file_premises(conn: Any, file_id: int) -> list[dict[str, Any]]:
             p.update(json.loads(extra))
         premises.append(p)
     return premises
+
+
+def corpus_line(conn: Any, file_id: int, path: str, imports_json: str) -> dict[str, Any]:
+    """One ``corpus.jsonl`` line of a stored premise file (imports ``null``: unknown, written
+    ``"imports": [], "imports_known": false``; see :data:`IMPORTS_KNOWN`)."""
+    imports = json.loads(imports_json)
+    line: dict[str, Any] = {
+        "path": path,
+        "imports": [] if imports is None else imports,
+        "premises": file_premises(conn, file_id),
+    }
+    if imports is None:
+        line[IMPORTS_KNOWN] = False
+    return line

@@ -178,7 +178,10 @@ def split_theorems(
     """``{"random": {split: theorems}, "novel_premises": {…}}`` with the same hashes as
     leantrain's merged export (:mod:`leantrain.export.splits`)."""
     names = [_premise_names(t) for t in theorems]
-    rate = calibrate_rate(val + test, dict(Counter(len(n) for n in names)), len(theorems))
+    hist: Counter[int] = Counter()
+    for thm, used in zip(theorems, names, strict=True):
+        hist[len(used)] += sum(1 for t in thm["traced_tactics"] if t["annotated_tactic"][1])
+    rate = calibrate_rate(val + test, dict(hist), sum(hist.values()))
     out: dict[str, dict[str, list[dict[str, Any]]]] = {
         strategy: {s: [] for s in SPLITS} for strategy in ("random", "novel_premises")
     }
