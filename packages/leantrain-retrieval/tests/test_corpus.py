@@ -125,3 +125,88 @@ def test_missing_or_empty_export_dir_is_a_clear_error(tmp_path):
         Corpus.from_export(tmp_path / "nowhere")
     with pytest.raises(DataError, match=r"no corpus\.jsonl and no split files"):
         Corpus.from_export(tmp_path)
+
+
+# -- known vs unknown imports (issue 10: an annotation-built corpus is not "imports nothing") ----
+def _write_jsonl(path, files):
+    import json
+
+    path.write_text("".join(json.dumps(f) + "\n" for f in files), encoding="utf-8")
+    return path
+
+
+def _line(path, imports, names, **extra):
+    return {**_file(path, imports, names).to_json(), **extra}
+
+
+def test_known_imports_make_only_imported_files_reachable(diamond):
+    # Left imports Base: Base's premises and its own earlier ones, never Right, Top or Lone
+    got = names(diamond, diamond.accessible_ids("Left.lean", (100, 1)))
+    assert got == ["base1", "base2", "left1"]
+    assert diamond.imports_known and not diamond.imports_unknown("Left.lean")
+    right = diamond.find("right1")
+    assert not diamond.is_accessible(right, "Left.lean", (100, 1))
+    assert diamond.is_accessible(diamond.find("base2"), "Left.lean", (1, 1))
+
+
+def test_unknown_imports_make_everything_outside_the_file_reachable(tmp_path):
+    path = _write_jsonl(
+        tmp_path / "corpus.jsonl",
+        [
+            _line("A.lean", [], ["a1", "a2"]),  # known: imports nothing
+            _line("U.lean", [], ["u1", "u2"], imports_known=False),
+            _line("B.lean", ["U.lean"], ["b1"]),  # imports a file whose imports are unknown
+            _line("C.lean", [], ["c1"]),
+        ],
+    )
+    corpus = Corpus.from_jsonl(path)
+    assert corpus.unknown_imports == {"U.lean"} and not corpus.imports_known
+    # U sees every premise of every other file, and only its own that end before the position
+    assert names(corpus, corpus.accessible_ids("U.lean", (12, 1))) == [
+        "a1", "a2", "b1", "c1", "u1",
+    ]  # fmt: skip
+    assert names(corpus, corpus.accessible_ids("U.lean", None)) == sorted(
+        p.full_name for p in corpus.premises
+    )
+    # what B sees through U is unknown too: everything outside B
+    assert corpus.imports_unknown("B.lean")
+    assert names(corpus, corpus.accessible_ids("B.lean", (1, 1))) == ["a1", "a2", "c1", "u1", "u2"]
+    # a file with known imports that reach no unknown file keeps the strict rule
+    assert names(corpus, corpus.accessible_ids("A.lean", (100, 1))) == ["a1", "a2"]
+    for path_, pos in (("U.lean", (12, 1)), ("B.lean", (1, 1)), ("A.lean", (12, 1))):
+        mask = corpus.accessible_mask(path_, pos)
+        assert np.flatnonzero(mask).tolist() == corpus.accessible_ids(path_, pos).tolist()
+        assert [corpus.is_accessible(i, path_, pos) for i in range(len(corpus))] == mask.tolist()
+
+
+def test_annotation_corpus_keeps_a_files_later_premises_out(tmp_path):
+    thm = {
+        "url": "u",
+        "commit": "c",
+        "file_path": "F.lean",
+        "full_name": "t",
+        "start": [20, 1],
+        "end": [22, 1],
+        "traced_tactics": [
+            {
+                "tactic": "simp",
+                "annotated_tactic": [
+                    "simp",
+                    [
+                        {"full_name": n, "def_path": p, "def_pos": [ln, 1], "def_end_pos": [ln, 9]}
+                        for n, p, ln in (
+                            ("f1", "F.lean", 5),
+                            ("f2", "F.lean", 30),
+                            ("g", "G.lean", 50),
+                        )
+                    ],
+                ],
+                "state_before": "⊢ True",
+                "state_after": "no goals",
+            }
+        ],
+    }
+    from leantrain.core.schemas import Theorem
+
+    corpus = Corpus.from_annotations([Theorem.model_validate(thm)])
+    assert names(corpus, corpus.accessible_ids("F.lean", (20, 1))) == ["f1", "g"]

@@ -125,3 +125,64 @@ def test_evaluate_on_benchmark_head_scores_every_annotated_tactic(model, shared_
     assert res["test_head"]["retriever"]["count"] == 1069
     # names alone carry lexical signal: BM25 is well above chance (10 / 1576) on real states
     assert bm25["R@10"] > 0.1
+
+
+def test_evaluate_reports_the_reachable_fraction_of_positives(model, tmp_path):
+    """A hand-made export: of 4 positives, 3 are accessible (one lies in a file the theorem's file
+    does not import), so reachable_fraction is 0.75 on every split and method."""
+    import json
+
+    from leantrain.retrieval.evaluation import format_table
+
+    def prem(name, line):
+        return {
+            "full_name": name,
+            "code": f"theorem {name} : True",
+            "start": [line, 1],
+            "end": [line, 9],
+        }
+
+    corpus = [
+        {"path": "Base.lean", "imports": [], "premises": [prem("base_a", 1), prem("base_b", 3)]},
+        {"path": "Other.lean", "imports": [], "premises": [prem("other_a", 1)]},
+        {"path": "Main.lean", "imports": ["Base.lean"], "premises": [prem("main_a", 1)]},
+    ]
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(f) + "\n" for f in corpus))
+
+    def prov(name, path, line):
+        return {"full_name": name, "def_path": path, "def_pos": [line, 1], "def_end_pos": [line, 9]}
+
+    def tactic(*provs):
+        return {
+            "tactic": "simp",
+            "annotated_tactic": ["simp", list(provs)],
+            "state_before": "⊢ True",
+            "state_after": "no goals",
+        }
+
+    thm = {
+        "url": "u",
+        "commit": "c",
+        "file_path": "Main.lean",
+        "full_name": "main_thm",
+        "start": [10, 1],
+        "end": [12, 1],
+        "traced_tactics": [
+            tactic(prov("base_a", "Base.lean", 1), prov("other_a", "Other.lean", 1)),
+            tactic(prov("base_b", "Base.lean", 3), prov("main_a", "Main.lean", 1)),
+        ],
+    }
+    for split in ("random", "novel_premises"):
+        (tmp_path / split).mkdir()
+        (tmp_path / split / "test.json").write_text(json.dumps([thm]))
+    res = evaluate_retriever(model, tmp_path)
+    for split in ("random", "novel_premises"):
+        for method in ("retriever", "bm25"):
+            assert res[split][method]["reachable_fraction"] == 0.75
+            assert res[split][method]["R@10"] <= 0.75  # the unreachable one is never retrieved
+    assert "reachable" in format_table(res) and "0.7500" in format_table(res)
+    # with the imports unknown, every premise outside Main.lean is reachable again
+    corpus[2]["imports_known"] = False
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(f) + "\n" for f in corpus))
+    res = evaluate_retriever(model, tmp_path, bm25=False)
+    assert res["random"]["retriever"]["reachable_fraction"] == 1.0

@@ -1,8 +1,16 @@
 """The premise corpus: ``corpus.jsonl`` (files, imports, premises) with fast lookups.
 
-When an export has no ``corpus.jsonl`` (e.g. LeanDojo benchmark directories), the corpus is
-built from the premise annotations of the splits (name, defining file, positions; code = the
-name). Imports are then unknown, so every premise counts as accessible from every file.
+Accessibility follows ReProver (:mod:`leantrain.retrieval.accessible`): from position ``pos``
+of file ``F``, the premises of every file ``F`` imports transitively, plus those of ``F`` that
+end before ``pos``. That needs ``F``'s imports. A file whose imports are *unknown* — a
+``corpus.jsonl`` line with ``"imports_known": false``, as leantrain's export writes for a
+corpus built from premise annotations, or every file of a corpus built here from annotations
+— is taken to import every other file of the corpus: its accessible premises are all
+premises outside it plus its own that end before ``pos``. That over-approximates (a retriever
+sees candidates the file could not import, which only makes retrieval harder) and never
+hides a true positive (a Lean file cannot use a later declaration of its own). A file that
+imports, directly or transitively, a file with unknown imports is treated the same way,
+since what that file imports is unknown too.
 """
 
 from __future__ import annotations
@@ -53,7 +61,6 @@ class Corpus:
         imports_known: bool = True,
     ) -> None:
         self.source = source
-        self.imports_known = imports_known
         self.premises: list[PremiseEntry] = []
         self.file_premises: dict[str, list[int]] = {}
         for f in files:
@@ -69,7 +76,17 @@ class Corpus:
                 "the corpus has no premises",
                 hint="export a repository with traced premises",
             )
-        self.graph = ImportGraph({f.path: f.imports for f in files}, source=source)
+        self.unknown_imports: set[str] = {
+            f.path
+            for f in files
+            if not imports_known or (f.model_extra or {}).get("imports_known", True) is False
+        }
+        """Files whose imports are unknown (see the module docstring)."""
+        self.graph = ImportGraph(
+            {f.path: [] if f.path in self.unknown_imports else f.imports for f in files},
+            source=source,
+        )
+        self._open_files: dict[str, bool] = {}
         self._by_path_name = {(p.path, p.full_name): i for i, p in enumerate(self.premises)}
         self._by_name: dict[str, int] = {}
         for i, p in enumerate(self.premises):
@@ -145,7 +162,8 @@ class Corpus:
             )
         log.info(
             "%s has no corpus.jsonl: building the corpus from %d theorems' premise annotations "
-            "(code = premise name, imports unknown, so every premise counts as accessible)",
+            "(code = premise name; imports unknown, so every premise outside a file counts as "
+            "accessible from it)",
             data_dir,
             len(theorems),
         )
@@ -163,19 +181,44 @@ class Corpus:
         rng = range(len(self.premises)) if ids is None else ids
         return [self.premises[i].serialize() for i in rng]
 
+    @property
+    def imports_known(self) -> bool:
+        """Whether every file's imports are known (False for a corpus built from annotations)."""
+        return not self.unknown_imports
+
+    def imports_unknown(self, path: str) -> bool:
+        """Whether what ``path`` can see is unknown: its imports, or those of a file it imports."""
+        hit = self._open_files.get(path)
+        if hit is None:
+            hit = path in self.unknown_imports or any(
+                d in self.unknown_imports for d in self.graph.transitive_imports(path)
+            )
+            self._open_files[path] = hit
+        return hit
+
+    def _own_after(self, path: str, pos: Sequence[int] | None) -> list[int]:
+        """The premises of ``path`` that do not end before ``pos`` (none when ``pos`` is None)."""
+        if pos is None:
+            return []
+        p = tuple(pos)
+        return [i for i in self.file_premises.get(path, ()) if not self.premises[i].end < p]
+
     def accessible_ids(self, path: str, pos: Sequence[int] | None = None) -> np.ndarray:
         """Sorted indices of the premises accessible from ``pos`` in file ``path``.
 
-        ``pos=None`` means the end of the file. Without import information (a corpus built
-        from annotations) or for a file the corpus does not know, every premise is accessible.
+        ``pos=None`` means the end of the file. For a file whose imports are unknown
+        (:meth:`imports_unknown`) every premise outside it is accessible, plus its own that end
+        before ``pos``. For a file the corpus does not know every premise is accessible.
         """
-        if not self.imports_known or path not in self.file_premises:
-            if self.imports_known and path not in self._warned:
+        if path not in self.file_premises:
+            if not self.unknown_imports and path not in self._warned:
                 self._warned.add(path)
                 log.warning(
                     "file %s is not in the corpus: treating every premise as accessible", path
                 )
             return np.arange(len(self.premises))
+        if self.imports_unknown(path):
+            return np.flatnonzero(self.accessible_mask(path, pos))
         if path not in self._import_ids:
             ids: list[int] = []
             for dep in self.graph.transitive_imports(path):
@@ -189,8 +232,24 @@ class Corpus:
             return self._import_ids[path]
         return np.union1d(self._import_ids[path], np.asarray(own, dtype=np.int64))
 
+    def is_accessible(self, idx: int, path: str, pos: Sequence[int] | None = None) -> bool:
+        """Whether premise ``idx`` is accessible from ``pos`` in ``path`` (as :meth:`accessible_ids`
+        says, without building the whole set)."""
+        prem = self.premises[idx]
+        if path not in self.file_premises:
+            return True
+        if prem.path == path:
+            return pos is None or prem.end < tuple(pos)
+        if self.imports_unknown(path):
+            return True
+        return prem.path in self.graph.transitive_imports(path)
+
     def accessible_mask(self, path: str, pos: Sequence[int] | None = None) -> np.ndarray:
         """Boolean mask over the corpus of :meth:`accessible_ids`."""
+        if path in self.file_premises and self.imports_unknown(path):
+            mask = np.ones(len(self.premises), dtype=bool)
+            mask[self._own_after(path, pos)] = False
+            return mask
         mask = np.zeros(len(self.premises), dtype=bool)
         mask[self.accessible_ids(path, pos)] = True
         return mask

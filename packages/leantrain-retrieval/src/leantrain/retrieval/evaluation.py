@@ -1,4 +1,11 @@
-"""Evaluate a retriever on an export's test splits: R@1, R@10, MRR, beside BM25's."""
+"""Evaluate a retriever on an export's test splits: R@1, R@10, MRR, beside BM25's.
+
+Both rank only the premises accessible from the theorem (:meth:`Corpus.accessible_ids`), so a
+positive premise outside that set can never be retrieved. Each split's result therefore also
+carries ``reachable_fraction``: the fraction of positive premises (summed over the scored
+tactics) that are accessible at all — R@k cannot exceed it. A low value means the corpus's
+accessibility is wrong (e.g. imports taken as empty), not that the retriever is weak.
+"""
 
 from __future__ import annotations
 
@@ -34,6 +41,15 @@ def rank_examples(
     return out
 
 
+def reachable_positives(corpus: Corpus, examples: list[RetrievalExample]) -> tuple[int, int]:
+    """``(positives accessible from their theorem, all positives)`` over ``examples``."""
+    reachable = total = 0
+    for e in examples:
+        total += len(e.positives)
+        reachable += sum(corpus.is_accessible(p, e.file_path, e.theorem_pos) for p in e.positives)
+    return reachable, total
+
+
 def evaluate_retriever(
     retriever: Any,
     data_dir: str | Path,
@@ -46,10 +62,13 @@ def evaluate_retriever(
     index_dir: str | Path | None = None,
     strict: bool = True,
 ) -> dict[str, dict[str, dict[str, float]]]:
-    """``{split: {"retriever": {R@1, R@10, MRR, count}, "bm25": {...}}}`` on each test split.
+    """``{split: {"retriever": {R@1, R@10, MRR, count, reachable_fraction}, "bm25": {...}}}`` on
+    each test split.
 
     ReProver's definitions (see :mod:`leantrain.retrieval.metrics`); tactics without a positive
-    premise are skipped. The corpus is indexed once (reused from ``index_dir`` when unchanged).
+    premise are skipped. ``reachable_fraction`` (the same for both methods) is the fraction of
+    positives accessible from their theorem (:func:`reachable_positives`); a split whose value
+    is below 0.99 is logged as a warning. The corpus is indexed once (reused from ``index_dir`` when unchanged).
     """
     data_dir = Path(data_dir)
     corpus = corpus or Corpus.from_export(data_dir)
@@ -67,10 +86,23 @@ def evaluate_retriever(
         examples = load_examples(path, corpus, strict=strict)
         positives = [e.positives for e in examples]
         dense = rank_examples(index, examples, k, retriever.eval_batch_size)
+        reachable, total = reachable_positives(corpus, examples)
+        fraction = reachable / total if total else 1.0
+        if fraction < 0.99:
+            log.warning(
+                "%s: only %d of %d positive premises (%.1f%%) are accessible from their theorem; "
+                "R@k cannot exceed that (are the corpus's imports right?)",
+                path,
+                reachable,
+                total,
+                100 * fraction,
+            )
         results[split] = {"retriever": retrieval_metrics(zip(dense, positives), ks=(1, k))}
         if ranker is not None:
             sparse = [ranker.rank(e.context, e.file_path, k, e.theorem_pos) for e in examples]
             results[split]["bm25"] = retrieval_metrics(zip(sparse, positives), ks=(1, k))
+        for metrics in results[split].values():
+            metrics["reachable_fraction"] = fraction
     if not results:
         raise DataError(
             data_dir,
@@ -81,12 +113,16 @@ def evaluate_retriever(
 
 
 def format_table(results: dict[str, dict[str, dict[str, float]]]) -> str:
-    """A plain-text table: one row per (split, method)."""
-    lines = [f"{'split':<16}{'method':<11}{'R@1':>8}{'R@10':>8}{'MRR':>8}{'tactics':>9}"]
+    """A plain-text table: one row per (split, method), with the reachable-positive fraction."""
+    lines = [
+        f"{'split':<16}{'method':<11}{'R@1':>8}{'R@10':>8}{'MRR':>8}{'tactics':>9}{'reachable':>11}"
+    ]
     for split, methods in results.items():
         for method, m in methods.items():
             r10 = next((v for key, v in m.items() if key.startswith("R@") and key != "R@1"), 0.0)
+            reach = m.get("reachable_fraction", float("nan"))
             lines.append(
-                f"{split:<16}{method:<11}{m['R@1']:>8.4f}{r10:>8.4f}{m['MRR']:>8.4f}{int(m['count']):>9}"
+                f"{split:<16}{method:<11}{m['R@1']:>8.4f}{r10:>8.4f}{m['MRR']:>8.4f}"
+                f"{int(m['count']):>9}{reach:>11.4f}"
             )
     return "\n".join(lines)

@@ -217,8 +217,9 @@ class RetrievalTrainer:
 
     def evaluate(self, data: Any, split: str = "test") -> dict[str, float]:
         """R@1, R@10, MRR and ``count`` of the current model and of BM25 (``bm25_`` keys) on
-        ``split`` of an export directory: the random split's un-prefixed, the novel_premises
-        split's prefixed ``novel_``."""
+        ``split`` of an export directory, and ``reachable_fraction`` (the fraction of positive
+        premises accessible at all, shared by both): the random split's un-prefixed, the
+        novel_premises split's prefixed ``novel_``."""
         from leantrain.retrieval.evaluation import evaluate_retriever
 
         res = evaluate_retriever(self._model(), data, split_file=f"{split}.json", strict=False)
@@ -227,6 +228,7 @@ class RetrievalTrainer:
             for split_name, prefix in (("random", ""), ("novel_premises", "novel_"))
             for method, tag in (("retriever", ""), ("bm25", "bm25_"))
             for name, value in res.get(split_name, {}).get(method, {}).items()
+            if not (tag and name == "reachable_fraction")
         }
 
     def save(self, path: str | Path) -> None:
