@@ -40,7 +40,7 @@ def test_yaml_and_dict_fill_the_same_dataclass(tmp_path):
         ({"batch_size": 0}, "--batch-size must be at least 1"),
         ({"ewc_lamda": 1.0}, "did you mean 'ewc_lambda'"),
         ({"trainer": {"max_step": 3}}, "unknown Lightning Trainer argument 'max_step'"),
-        ({"report_to": "wandb"}, "unknown report_to"),
+        ({"report_to": "comet"}, "unknown report_to"),
     ],
 )
 def test_bad_config_is_a_config_error(bad, match):
