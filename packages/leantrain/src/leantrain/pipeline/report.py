@@ -25,7 +25,7 @@ from leantrain.core.manifest import RunManifest
 KEY_METRICS: dict[str, list[str]] = {
     "sft": ["test_eval_loss", "test_top1_accuracy", "test_top4_accuracy"],
     "grpo": ["reward", "test_eval_loss", "test_top1_accuracy"],
-    "retrieval": ["test_R@1", "test_R@10", "test_MRR", "test_bm25_R@10"],
+    "retrieval": ["test_R@1", "test_R@10", "test_MRR", "test_bm25_R@10", "test_reachable_fraction"],
     "progress": ["test_mse", "test_mae", "test_within_1"],
 }
 
