@@ -284,6 +284,12 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
         )
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of config keys, got {type(data).__name__}")
+    bad = [k for k in data if not isinstance(k, str)]
+    if bad:
+        raise ConfigError(
+            f"{path}: config key {bad[0]!r} is not a name ({type(bad[0]).__name__})",
+            hint="config keys are names such as max_steps",
+        )
     return data
 
 

@@ -63,6 +63,12 @@ def check_output_dir(
         raise ConfigError(
             f"{flag} {str(path)!r} is a system directory", hint="give a directory of your own"
         )
+    blocker = next((p for p in resolved.parents if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise ConfigError(
+            f"{flag} {str(path)!r} is under {str(blocker)!r}, which is a file",
+            hint="give the path of a new directory",
+        )
     if resolved.is_file() or (resolved.exists() and not resolved.is_dir()):
         raise ConfigError(
             f"{flag} {str(path)!r} is a file, not a directory",
