@@ -220,3 +220,14 @@ def test_overwrite_starts_a_changed_run_over(tmp_path: Path) -> None:
         overwrite=True,
     ).run()
     assert [s.index for s in trainer.steps] == [0]
+
+
+def test_an_event_after_a_torn_line_is_kept(tmp_path: Path) -> None:
+    from leantrain.core.events import EventLog
+
+    log = EventLog(tmp_path)
+    log.write("step", n=1)
+    with log.path.open("a", encoding="utf-8") as f:
+        f.write('{"kind": "step", "n": 2')  # killed mid-write
+    log.write("step", n=3)
+    assert [e["n"] for e in read_events(tmp_path)] == [1, 3]

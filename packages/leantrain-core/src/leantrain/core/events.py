@@ -36,8 +36,15 @@ class EventLog:
         event = {"kind": kind, "time": round(time.time(), 3), **fields}
         line = json.dumps(event, ensure_ascii=False, default=str)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(line + "\n")
+        with self.path.open("a+b") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell():  # a line torn by a kill must not swallow this event
+                f.seek(-1, os.SEEK_END)
+                torn = f.read(1) != b"\n"
+                f.seek(0, os.SEEK_END)
+                if torn:
+                    f.write(b"\n")
+            f.write((line + "\n").encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
         if self.echo:
