@@ -117,7 +117,7 @@ def test_dynamic_padding_leaves_rows_unpadded(tmp_path: Path) -> None:
 
 def test_config_from_dict_yaml_and_errors(tmp_path: Path) -> None:
     cfg = config_from_dict(ProgressConfig, {"model_name": "tiny", "epochs": 1.0})
-    assert cfg.model_name == "tiny" and cfg.learning_rate == 1e-5 and cfg.max_length == 512
+    assert cfg.model_name == "tiny" and cfg.learning_rate == 1e-3 and cfg.max_length == 512
     assert cfg.num_train_epochs == 1.0 and cfg.greater_is_better is False
     yml = tmp_path / "c.yaml"
     yml.write_text("model_name: tiny\nbatch_size: 4\nsplit: [train, val]\n")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,10 +13,183 @@ from leantrain.core.errors import DataError
 from leantrain.core.schemas import ProgressRow, iter_jsonl, read_json, validate_record
 from leantrain.progress.labels import SorryPolicy, make_progress_data
 
+GOAL_HEAD, PREFIX_HEAD, TACTIC_HEAD = "Goal:\n", "\n\nPrefix:\n", "\n\nCandidate tactic:\n"
+
+log = logging.getLogger("leantrain.progress")
+
 
 def build_text(goal: str, prefix: str | None, tactic: str) -> str:
-    """The model input, exactly the seed's: goal, the tactics so far, the candidate tactic."""
-    return "Goal:\n" + goal + "\n\nPrefix:\n" + (prefix or "") + "\n\nCandidate tactic:\n" + tactic
+    """The model input, exactly the seed's: goal, the tactics so far, the candidate tactic.
+
+    Too long for the model? :func:`fit_texts` shortens it keeping the tactic and conclusion."""
+    return GOAL_HEAD + goal + PREFIX_HEAD + (prefix or "") + TACTIC_HEAD + tactic
+
+
+def split_goal(goal: str) -> tuple[str, str, str]:
+    """``(hypotheses, conclusion, rest)`` of a proof state: the conclusion runs from the first
+    ``⊢`` to the end of that goal (a blank line, where the next goal of the state starts);
+    ``rest`` is the other goals. A state without ``⊢`` is all conclusion."""
+    at = goal.find("⊢")
+    if at < 0:
+        return "", goal, ""
+    end = goal.find("\n\n", at)
+    end = len(goal) if end < 0 else end
+    return goal[:at], goal[at:end], goal[end:]
+
+
+class _Tokens:
+    """Token counts and token-boundary cuts of text pieces: the ``tokenizers`` backend of a fast
+    tokenizer (one batched call with offsets, no truncation), else the tokenizer itself."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self.backend: Any = None
+        if getattr(tokenizer, "is_fast", False) and hasattr(tokenizer, "backend_tokenizer"):
+            from tokenizers import Tokenizer
+
+            self.backend = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
+            self.backend.no_truncation()
+            self.backend.no_padding()
+        self.specials = tokenizer.num_special_tokens_to_add(pair=False)
+
+    def count(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each text, special tokens included."""
+        if self.backend is not None:
+            return [len(e.ids) for e in self.backend.encode_batch(list(texts))]
+        ids = self.tokenizer(list(texts), add_special_tokens=True, verbose=False)["input_ids"]
+        return [len(x) for x in ids]
+
+    def pieces(self, texts: Sequence[str]) -> list[_Piece]:
+        if self.backend is not None:
+            encs = self.backend.encode_batch(list(texts), add_special_tokens=False)
+            return [_Piece(t, len(e.offsets), e.offsets, None) for t, e in zip(texts, encs)]
+        ids = self.tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"]
+        return [_Piece(t, len(x), None, self.tokenizer) for t, x in zip(texts, ids)]
+
+
+@dataclasses.dataclass
+class _Piece:
+    text: str
+    n: int  # its tokens
+    offsets: Any  # a fast tokenizer's character offsets of its tokens
+    tokenizer: Any  # else: the tokenizer, to search for a cut
+
+    def keep(self, n: int, *, from_end: bool) -> tuple[str, int]:
+        """Its end (``from_end``) or start of at most about ``n`` tokens, and their count."""
+        if n <= 0 or not self.text:
+            return "", 0
+        if self.n <= n:
+            return self.text, self.n
+        text = self.text
+        if self.offsets is not None:
+            return (text[self.offsets[-n][0] :] if from_end else text[: self.offsets[n - 1][1]]), n
+        lo, hi = 0, len(text)  # the most characters whose tokens fit
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            part = text[len(text) - mid :] if from_end else text[:mid]
+            fits = len(self.tokenizer(part, add_special_tokens=False, verbose=False)["input_ids"])
+            lo, hi = (mid, hi) if fits <= n else (lo, mid - 1)
+        return (text[len(text) - lo :] if from_end else text[:lo]), n
+
+
+def fit_text(tokenizer: Any, goal: str, prefix: str | None, tactic: str, max_length: int) -> str:
+    """:func:`build_text`, shortened to ``max_length`` tokens of ``tokenizer`` (special tokens
+    included) so that the candidate tactic and the goal's conclusion survive.
+
+    A text that fits is returned unchanged. Otherwise the token budget goes, in order, to the
+    candidate tactic (its start, up to half the budget), the conclusion (``⊢ …``, its start),
+    then the hypotheses nearest the conclusion and the latest tactics of the prefix (at least a
+    quarter of what is left for the prefix when it needs it), then the other goals of the state.
+    """
+    return fit_texts(tokenizer, [goal], [prefix], [tactic], max_length)[0]
+
+
+def _assemble(pieces: Sequence[_Piece], budget: int, shrink: int) -> str:
+    """The row's text in ``budget`` tokens: the tactic (up to half), the conclusion, then the
+    rest; ``shrink`` more tokens are taken from the rest first, then the conclusion, the tactic."""
+    tac, concl, hyp, pre, other = pieces
+    budget = max(budget, 1)
+    n_tac = min(tac.n, max(budget // 2, min(budget, 8)))
+    n_concl = min(concl.n, budget - n_tac)
+    left = budget - n_tac - n_concl - shrink
+    if left < 0:
+        n_concl, left = n_concl + left, 0
+        if n_concl < 0:
+            n_tac, n_concl = max(n_tac + n_concl, 1), 0
+    tac_text, _ = tac.keep(n_tac, from_end=False)
+    concl_text, _ = concl.keep(n_concl, from_end=False)
+    hyp_text, n = hyp.keep(min(hyp.n, left - min(pre.n, left // 4)), from_end=True)
+    left -= n
+    pre_text, n = pre.keep(left, from_end=True)
+    left -= n
+    other_text, _ = other.keep(left, from_end=False)
+    return build_text(hyp_text + concl_text + other_text, pre_text, tac_text)
+
+
+def fit_texts(
+    tokenizer: Any,
+    goals: Sequence[str],
+    prefixes: Sequence[str | None],
+    tactics: Sequence[str],
+    max_length: int,
+) -> list[str]:
+    """:func:`fit_text` of each row, in a few batched tokenisations."""
+    texts = [build_text(g, p, t) for g, p, t in zip(goals, prefixes, tactics)]
+    if not texts:
+        return texts
+    tokens = _Tokens(tokenizer)
+    long = [i for i, n in enumerate(tokens.count(texts)) if n > max_length]
+    if not long:
+        return texts
+    parts = []
+    for i in long:
+        hyps, conclusion, rest = split_goal(goals[i])
+        parts += [tactics[i], conclusion, hyps, prefixes[i] or "", rest]
+    parts.append(GOAL_HEAD + PREFIX_HEAD + TACTIC_HEAD)
+    pieces = tokens.pieces(parts)
+    budget = max_length - tokens.specials - pieces[-1].n
+    shrink = dict.fromkeys(long, 0)
+    where = {i: k for k, i in enumerate(long)}
+    for _ in range(6):  # pieces tokenised apart may take a few more tokens together
+        for i in long:
+            k = 5 * where[i]
+            texts[i] = _assemble(pieces[k : k + 5], budget, shrink[i])
+        counts = tokens.count([texts[i] for i in long])
+        over = [(i, n - max_length) for i, n in zip(long, counts) if n > max_length]
+        for i, extra in over:
+            shrink[i] += extra
+        long = [i for i, _ in over]
+        if not long:
+            break
+    return texts
+
+
+UNKNOWN_WARN_FRACTION = 0.01
+"""A tokenizer mapping more than this fraction of tokens to its unknown token is warned about."""
+_warned: set[str] = set()
+
+
+def warn_unknown_tokens(tokenizer: Any, input_ids: Sequence[Sequence[int]]) -> float:
+    """The fraction of ``input_ids`` that are the tokenizer's unknown token; above
+    :data:`UNKNOWN_WARN_FRACTION` a warning (once per tokenizer) on the ``leantrain.progress``
+    logger: the model cannot see those symbols (e.g. ⊢, ℝ with a BERT-uncased vocabulary)."""
+    unk = getattr(tokenizer, "unk_token_id", None)
+    total = sum(len(ids) for ids in input_ids)
+    if unk is None or not total:
+        return 0.0
+    fraction = sum(sum(1 for i in ids if i == unk) for ids in input_ids) / total
+    name = str(getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__)
+    if fraction > UNKNOWN_WARN_FRACTION and name not in _warned:
+        _warned.add(name)
+        log.warning(
+            "progress: tokenizer %s maps %.1f%% of the input tokens to %s; the model cannot see "
+            "those symbols (a pretrained vocabulary without Lean's Unicode, or text unlike the "
+            "data a 'tiny' vocabulary was learnt from)",
+            name,
+            100 * fraction,
+            getattr(tokenizer, "unk_token", "unknown"),
+        )
+    return fraction
 
 
 def _check_rows(path: Path, objs: Sequence[tuple[int, Any]]) -> list[dict[str, Any]]:

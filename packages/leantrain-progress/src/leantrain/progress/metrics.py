@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -53,8 +54,25 @@ def regression_metrics(
 
 
 def compute_metrics(eval_pred: object) -> dict[str, float]:
-    """``compute_metrics`` for transformers' Trainer (an ``EvalPrediction``)."""
-    predictions, labels = eval_pred  # type: ignore[misc]
-    if isinstance(predictions, tuple):
-        predictions = predictions[0]
-    return regression_metrics(np.asarray(predictions).reshape(-1), np.asarray(labels).reshape(-1))
+    """``compute_metrics`` for transformers' Trainer (an ``EvalPrediction``) of a model trained
+    on raw steps remaining."""
+    return make_compute_metrics(None)(eval_pred)
+
+
+def make_compute_metrics(target: Any) -> Callable[[object], dict[str, float]]:
+    """``compute_metrics`` for a model trained on ``target``'s transform of the steps remaining
+    (a :class:`~leantrain.progress.target.TargetTransform`; ``None``: raw steps): outputs and
+    labels are mapped back to steps first, so every metric is in steps."""
+
+    def metrics(eval_pred: object) -> dict[str, float]:
+        predictions, labels = eval_pred  # type: ignore[misc]
+        if isinstance(predictions, tuple):
+            predictions = predictions[0]
+        preds = np.asarray(predictions, dtype=np.float64).reshape(-1)
+        labels = np.asarray(labels, dtype=np.float64).reshape(-1)
+        if target is not None:
+            preds = target.inverse(preds)
+            labels = np.rint(target.inverse(labels))  # whole steps, exactly
+        return regression_metrics(preds, labels)
+
+    return metrics

@@ -9,8 +9,9 @@ from typing import Any
 
 from leantrain.core.errors import CheckpointError, ConfigError
 from leantrain.core.lifelong import final_checkpoint
-from leantrain.progress.dataset import build_text
+from leantrain.progress.dataset import fit_texts, warn_unknown_tokens
 from leantrain.progress.metrics import regression_metrics
+from leantrain.progress.target import TargetTransform
 
 MODEL_ENV = "LEANPROGRESS_MODEL"
 """Environment variable naming the trained model directory (the seed's convention)."""
@@ -41,6 +42,9 @@ class ProgressPredictor:
 
     Build it with :meth:`from_pretrained` (a model or run directory written by
     ``ProgressTrainer``, or the one named by ``LEANPROGRESS_MODEL``), or directly from a model and tokenizer in memory.
+    Model outputs are mapped back to steps by the target transform saved in the model's config
+    (:mod:`leantrain.progress.target`; a model without one predicts raw steps). Inputs longer
+    than ``max_length`` tokens are shortened keeping the candidate tactic and the conclusion.
     """
 
     def __init__(
@@ -50,6 +54,7 @@ class ProgressPredictor:
         self.tokenizer = tokenizer
         self.max_length = max_length
         self.batch_size = batch_size
+        self.target = TargetTransform.from_model(model) or TargetTransform()
         self.model.eval()
 
     @classmethod
@@ -89,7 +94,9 @@ class ProgressPredictor:
 
         if not (len(goals) == len(prefixes) == len(tactics)):
             raise ValueError("goals, prefixes and tactics must have the same length")
-        texts = [build_text(g, _join(p), t) for g, p, t in zip(goals, prefixes, tactics)]
+        texts = fit_texts(
+            self.tokenizer, goals, [_join(p) for p in prefixes], tactics, self.max_length
+        )
         # Sorting by length keeps padding (and so wasted compute) small in each batch.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = [0.0] * len(texts)
@@ -109,8 +116,12 @@ class ProgressPredictor:
                     for k, v in enc.items()
                     if k in ("input_ids", "attention_mask", "token_type_ids")
                 }
-                logits = self.model(**enc).logits.reshape(-1).float().cpu().tolist()
-                for i, v in zip(idx, logits):
+                ids, mask = enc["input_ids"].tolist(), enc["attention_mask"].tolist()
+                warn_unknown_tokens(
+                    self.tokenizer, [[i for i, m in zip(r, k) if m] for r, k in zip(ids, mask)]
+                )
+                logits = self.model(**enc).logits.reshape(-1).float().cpu().numpy()
+                for i, v in zip(idx, self.target.inverse(logits)):
                     out[i] = float(v)
         return out
 

@@ -13,7 +13,13 @@ from typing import Literal
 
 from leantrain.core.config import check_numbers
 from leantrain.core.errors import ConfigError
+from leantrain.progress.tiny_model import TINY_NAME
 from transformers import TrainingArguments
+
+TINY_LR, PRETRAINED_LR = 1e-3, 5e-5
+"""Default learning rates: a model trained from scratch, a pretrained one fine-tuned."""
+TINY_EPOCHS, PRETRAINED_EPOCHS = 10.0, 3.0
+"""Default epochs."""
 
 NUMBER_RULES: dict[str, str] = {
     "per_device_train_batch_size": ">=1",
@@ -42,9 +48,12 @@ NUMBER_RULES: dict[str, str] = {
 @dataclass
 class ProgressConfig(TrainingArguments):
     """Every ``TrainingArguments`` option, plus the progress model's data, model and ``tiny``
-    fields. Defaults differ from transformers' where the seed's (LeanDojo-v2's) did: learning
-    rate 1e-5, evaluate and save every epoch, keep the lowest-MSE checkpoint, weight decay 0.01,
-    length-grouped batches; ``bf16`` only where a CUDA GPU supports it."""
+    fields. Defaults differ from transformers' where the seed's (LeanDojo-v2's) did: evaluate
+    and save every epoch, keep the lowest-MSE checkpoint, weight decay 0.01, length-grouped
+    batches; ``bf16`` only where a CUDA GPU supports it. Unlike the seed (``bert-base-uncased``,
+    learning rate 1e-5, 3 epochs on raw steps, which collapsed to a constant on Lean data): the
+    ``tiny`` model, a log1p-standardised target, 10 % warm-up, and a learning rate and epochs
+    that depend on the model (``tiny``: 1e-3, 10 epochs; pretrained: 5e-5, 3 epochs)."""
 
     data_path: str | None = field(
         default=None,
@@ -53,9 +62,9 @@ class ProgressConfig(TrainingArguments):
         },
     )
     model_name: str = field(
-        default="bert-base-uncased",
+        default="tiny",
         metadata={
-            "help": "Base model: a Hugging Face name or local directory, or 'tiny' (small BERT built offline)."
+            "help": "Base model: 'tiny' (a small BERT with a WordPiece vocabulary learnt from the training data, offline) or a Hugging Face name or local directory."
         },
     )
     max_length: int = field(default=512, metadata={"help": "Truncate inputs to this many tokens."})
@@ -95,6 +104,18 @@ class ProgressConfig(TrainingArguments):
             "help": "Start over when the output directory holds an earlier run with another config (deletes that run; never other files)."
         },
     )
+    target_transform: Literal["log1p", "none"] = field(
+        default="log1p",
+        metadata={
+            "help": "Train on log1p(steps remaining) ('none': raw steps, the seed's); predictions are mapped back to steps."
+        },
+    )
+    standardize_target: bool = field(
+        default=True,
+        metadata={
+            "help": "Standardise the (transformed) target with the mean/std of the training rows, saved in the model's config.json."
+        },
+    )
     tiny_hidden_size: int = field(default=64, metadata={"help": "Hidden size of the 'tiny' model."})
     tiny_layers: int = field(default=2, metadata={"help": "Layers of the 'tiny' model."})
     tiny_vocab_size: int = field(
@@ -105,7 +126,24 @@ class ProgressConfig(TrainingArguments):
         default="outputs",
         metadata={"help": "Run directory: manifest, progress/NNN-<repo>/ models, exports."},
     )
-    learning_rate: float = field(default=1e-5, metadata={"help": "Peak learning rate (AdamW)."})
+    learning_rate: float = field(  # type: ignore[assignment]
+        default=None,
+        metadata={
+            "help": f"Peak learning rate (AdamW); default {TINY_LR:g} for 'tiny' (trained from scratch), {PRETRAINED_LR:g} for a pretrained model."
+        },
+    )
+    num_train_epochs: float = field(  # type: ignore[assignment]
+        default=None,
+        metadata={
+            "help": f"Training epochs; default {TINY_EPOCHS:g} for 'tiny', {PRETRAINED_EPOCHS:g} for a pretrained model."
+        },
+    )
+    warmup_steps: float = field(
+        default=0.1,
+        metadata={
+            "help": "Linear warm-up: steps (an integer) or a fraction of all steps (a float below 1)."
+        },
+    )
     weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay."})
     eval_strategy: str = field(
         default="epoch",
@@ -143,6 +181,11 @@ class ProgressConfig(TrainingArguments):
     )
 
     def __post_init__(self) -> None:
+        tiny = self.model_name == TINY_NAME
+        if self.learning_rate is None:
+            self.learning_rate = TINY_LR if tiny else PRETRAINED_LR
+        if self.num_train_epochs is None:
+            self.num_train_epochs = TINY_EPOCHS if tiny else PRETRAINED_EPOCHS
         check_numbers(self, NUMBER_RULES)
         if self.max_length < 8:
             raise ConfigError(f"max_length must be at least 8, got {self.max_length}")

@@ -28,11 +28,17 @@ from leantrain.core.lifelong import (
     last_complete_checkpoint,
     open_database,
 )
-from leantrain.progress.dataset import ProgressDataset, build_text, load_progress_data
+from leantrain.progress.dataset import (
+    ProgressDataset,
+    fit_texts,
+    load_progress_data,
+    warn_unknown_tokens,
+)
 from leantrain.progress.labels import NoProgressRows
-from leantrain.progress.metrics import compute_metrics
+from leantrain.progress.metrics import make_compute_metrics
 from leantrain.progress.predictor import ProgressPredictor
 from leantrain.progress.progress_config import ProgressConfig
+from leantrain.progress.target import TargetTransform
 from leantrain.progress.tiny_model import TINY_NAME, build_tiny_model, build_tiny_tokenizer
 
 log = logging.getLogger("leantrain.progress")
@@ -68,11 +74,14 @@ def _no_log(*args: Any, **kwargs: Any) -> None:
 class ProgressTrainer:
     """Train the LeanProgress steps-remaining regressor.
 
-    ``ProgressTrainer(data_path, model_name="bert-base-uncased", output_dir="outputs",
-    max_length=512, batch_size=8, epochs=3.0, learning_rate=1e-5, eval_ratio=0.2, seed=42,
-    **options)`` — the seed's signature; ``options`` are further :class:`ProgressConfig` keys.
-    Or ``ProgressTrainer(config=ProgressConfig(...))``. ``model_name="tiny"`` builds a small BERT
-    and a WordPiece tokenizer from the training data, offline.
+    ``ProgressTrainer(data_path, model_name="tiny", output_dir="outputs", max_length=512,
+    batch_size=8, epochs=None, learning_rate=None, eval_ratio=0.2, seed=42, **options)`` — the
+    seed's signature with new defaults (the seed's ``model_name="bert-base-uncased"``,
+    ``epochs=3.0``, ``learning_rate=1e-5`` collapsed to a constant on Lean data; see
+    :class:`ProgressConfig`); ``options`` are further :class:`ProgressConfig` keys. Or
+    ``ProgressTrainer(config=ProgressConfig(...))``. ``model_name="tiny"`` (the default) builds
+    a small BERT and a WordPiece tokenizer from the training data, offline; any Hugging Face
+    name or local model directory works too.
     """
 
     name = "progress"
@@ -82,12 +91,12 @@ class ProgressTrainer:
     def __init__(
         self,
         data_path: str | Path | None = None,
-        model_name: str = "bert-base-uncased",
+        model_name: str = "tiny",
         output_dir: str | Path = "outputs",
         max_length: int = 512,
         batch_size: int = 8,
-        epochs: float = 3.0,
-        learning_rate: float = 1e-5,
+        epochs: float | None = None,
+        learning_rate: float | None = None,
         eval_ratio: float = 0.2,
         seed: int = 42,
         *,
@@ -101,8 +110,8 @@ class ProgressTrainer:
                 "output_dir": str(output_dir),
                 "max_length": max_length,
                 "batch_size": batch_size,
-                "epochs": float(epochs),
-                "learning_rate": float(learning_rate),
+                **({} if epochs is None else {"epochs": float(epochs)}),
+                **({} if learning_rate is None else {"learning_rate": float(learning_rate)}),
                 "eval_ratio": float(eval_ratio),
                 "seed": seed,
             }
@@ -115,6 +124,7 @@ class ProgressTrainer:
         self.model: Any = None
         self.tokenizer: Any = None
         self.trainer: Any = None  # the transformers Trainer of the last step
+        self.target: TargetTransform | None = None  # the model's training target
         self.callbacks: list[Any] = []  # extra transformers TrainerCallbacks for every step
 
     @classmethod
@@ -142,10 +152,11 @@ class ProgressTrainer:
         )
         if self.model.config.pad_token_id is None:
             self.model.config.pad_token_id = self.tokenizer.pad_token_id
+        self.target = TargetTransform.from_model(self.model)  # None: a base model
 
     def save(self, path: str | Path) -> None:
-        """Save model and tokenizer (safetensors, tokenizer.json) to ``path``; a step skipped
-        before any model existed leaves it empty."""
+        """Save model and tokenizer (safetensors, tokenizer.json) to ``path``, the target
+        transform in ``config.json``; a step skipped before any model existed leaves it empty."""
         if self.model is not None:
             self.model.save_pretrained(path)
             self.tokenizer.save_pretrained(path)
@@ -158,6 +169,7 @@ class ProgressTrainer:
         cfg = self.config
         if cfg.model_name != TINY_NAME:
             return self.load(cfg.model_name)
+        self.target = None
         self.tokenizer = build_tiny_tokenizer(
             texts, vocab_size=cfg.tiny_vocab_size, max_length=cfg.max_length
         )
@@ -179,21 +191,27 @@ class ProgressTrainer:
         return load_progress_data(data, splits=splits, sorry_policy=self.config.sorry_policy)
 
     def encode(self, dataset: ProgressDataset) -> Any:
-        """Tokenised ``datasets.Dataset`` (input ids, float labels); padded only if configured."""
+        """Tokenised ``datasets.Dataset`` (input ids; labels = the target transform of the
+        steps remaining); padded only if configured. Long rows are shortened by
+        :func:`~leantrain.progress.dataset.fit_texts`: the candidate tactic and the goal's
+        conclusion always survive."""
         cfg, tok = self.config, self.tokenizer
+        target = self.target or TargetTransform()
         pad = "max_length" if cfg.padding == "max_length" else False
+        rows = dataset.data
+        texts = fit_texts(
+            tok,
+            [r["goal"] for r in rows],
+            [r.get("prefix", "") for r in rows],
+            [r["tactic"] for r in rows],
+            cfg.max_length,
+        )
+        enc = dict(tok(texts, truncation=True, max_length=cfg.max_length, padding=pad))
+        warn_unknown_tokens(tok, enc["input_ids"])
+        enc["labels"] = [float(x) for x in target.forward([r["steps_remaining"] for r in rows])]
+        from datasets import Dataset
 
-        def encode_batch(batch: dict[str, list[Any]]) -> dict[str, Any]:
-            texts = [
-                build_text(g, p, t)
-                for g, p, t in zip(batch["goal"], batch["prefix"], batch["tactic"])
-            ]
-            enc = tok(texts, truncation=True, max_length=cfg.max_length, padding=pad)
-            enc["labels"] = [float(x) for x in batch["steps_remaining"]]
-            return dict(enc)
-
-        hf = dataset.to_hf()
-        return hf.map(encode_batch, batched=True, remove_columns=hf.column_names)
+        return Dataset.from_dict(enc)
 
     # -- the LifelongTrainer protocol ----------------------------------------------------------
     def train_step(self, step: Step) -> dict[str, Any]:
@@ -223,6 +241,13 @@ class ProgressTrainer:
         else:
             train_ds, eval_ds = ProgressDataset(rows=rows).split(cfg.eval_ratio, cfg.seed)
         self._ensure_model(train_ds.texts())
+        if self.target is None:  # a new model: its target's statistics from these rows
+            self.target = TargetTransform.fit(
+                [r["steps_remaining"] for r in train_ds.data],
+                cfg.target_transform,
+                cfg.standardize_target,
+            )
+            self.target.attach(self.model)
         no_eval = {} if len(eval_ds) else {"eval_strategy": "no", "load_best_model_at_end": False}
         trainer = Trainer(
             model=self.model,
@@ -231,7 +256,7 @@ class ProgressTrainer:
             eval_dataset=self.encode(eval_ds) if len(eval_ds) else None,
             processing_class=self.tokenizer,
             data_collator=DataCollatorWithPadding(self.tokenizer),
-            compute_metrics=compute_metrics,
+            compute_metrics=make_compute_metrics(self.target),
             callbacks=[_log_lines(step.log_file), *self.callbacks, *step.callbacks],
         )
         trainer.remove_callback(PrinterCallback)  # stdout is for results (the CLI's JSON)
