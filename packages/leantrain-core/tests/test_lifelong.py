@@ -231,3 +231,21 @@ def test_an_event_after_a_torn_line_is_kept(tmp_path: Path) -> None:
         f.write('{"kind": "step", "n": 2')  # killed mid-write
     log.write("step", n=3)
     assert [e["n"] for e in read_events(tmp_path)] == [1, 3]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        bytes(range(256)),
+        b"{oops\n",
+        b"[1, 2]\n",
+        b'{"event": "step"}\n',
+        b'{"kind": "step", "metrics": [1]}\n',
+    ],
+)
+def test_events_that_are_not_events_are_a_data_error(tmp_path: Path, data: bytes) -> None:
+    from leantrain.core.errors import DataError
+
+    (tmp_path / "metrics.jsonl").write_bytes(data)
+    with pytest.raises(DataError, match="metrics.jsonl"):
+        list(read_events(tmp_path))

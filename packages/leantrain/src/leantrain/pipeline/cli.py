@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from leantrain.core.cli import Command
-from leantrain.core.errors import ConfigError
+from leantrain.core.errors import ConfigError, DataError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -217,8 +217,15 @@ def _report(argv: list[str]) -> int:
         raise ConfigError(
             f"{run_dir}: no metrics.jsonl", hint="give the directory of a leantrain pipeline run"
         )
+    from leantrain.core.events import read_events
     from leantrain.pipeline.report import render_report
 
+    if next(read_events(run_dir), None) is None:
+        raise DataError(
+            run_dir / "metrics.jsonl",
+            "no events",
+            hint="the run has not finished a step yet; give the directory of a pipeline run",
+        )
     print(render_report(run_dir))
     return 0
 

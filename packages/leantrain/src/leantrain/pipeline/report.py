@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from leantrain.core.atomic import atomic_write_text
+from leantrain.core.errors import DataError
 from leantrain.core.events import read_events
 from leantrain.core.forgetting import forgetting_report
 from leantrain.core.lifelong import LOGS_SUBDIR
@@ -51,12 +52,16 @@ def collect(run_dir: str | Path) -> tuple[dict[str, dict[str, dict[str, Any]]], 
     for ev in read_events(run_dir):
         if ev.get("kind") != "step":
             continue
-        repo = ev["repo"]
+        repo, trainer = ev.get("repo"), ev.get("trainer")
+        if not isinstance(repo, str) or not isinstance(trainer, str):
+            raise DataError(
+                Path(run_dir) / "metrics.jsonl",
+                "a 'step' event without its 'trainer' and 'repo'",
+                hint="metrics.jsonl is written by leantrain; this one is not a leantrain run's",
+            )
         if repo not in repos:
             repos.append(repo)
-        metrics[ev["trainer"]][repo] = {
-            k: v for k, v in ev.get("metrics", {}).items() if _number(v)
-        }
+        metrics[trainer][repo] = {k: v for k, v in (ev.get("metrics") or {}).items() if _number(v)}
     return metrics, repos
 
 
