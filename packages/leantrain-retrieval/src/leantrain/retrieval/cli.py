@@ -76,6 +76,10 @@ def _common(prog: str) -> _Parser:
     return p
 
 
+#: The largest ``-k``: far beyond any corpus, small enough to allocate.
+MAX_K = 1_000_000
+
+
 def _positive(text: str) -> int:
     """An argparse type: an integer of at least 1."""
     try:
@@ -84,6 +88,8 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value > MAX_K:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_K}, got {value}")
     return value
 
 
@@ -187,13 +193,16 @@ def _index(argv: list[str]) -> int:
     p = _common("index")
     p.add_argument("--output", required=True, help="directory for index.safetensors + index.json")
     a = p.parse_args(argv)
+    from leantrain.core.output_dir import check_output_dir, claim_output_dir
+
+    check_output_dir(a.output, kind="index", flag="--output", legacy=("index.json",))
     _quiet()
     from leantrain.retrieval.corpus import Corpus
 
     model = _load_model(a.model, a.batch_size, a.allow_code)
-    index = model.index_corpus(
-        Corpus.from_export(a.data), cache_dir=a.output, batch_size=a.batch_size
-    )
+    corpus = Corpus.from_export(a.data)
+    output = claim_output_dir(a.output, kind="index", flag="--output", legacy=("index.json",))
+    index = model.index_corpus(corpus, cache_dir=output, batch_size=a.batch_size)
     print(f"indexed {len(index.corpus)} premises into {a.output}")
     return 0
 
@@ -205,13 +214,30 @@ def _retrieve(argv: list[str]) -> int:
         "--file", required=True, help="the Lean file the theorem is in (for accessibility)"
     )
     p.add_argument("-k", type=_positive, default=10, help="how many premises")
-    p.add_argument("--index", default=None, help="premise index directory (built or reused)")
+    p.add_argument(
+        "--index", default=None, help="premise index directory (from 'leantrain retrieval index')"
+    )
     a = p.parse_args(argv)
+    from leantrain.core.output_dir import output_kind
+
+    if a.index is not None and not (
+        output_kind(a.index) == "index" or (Path(a.index) / "index.json").is_file()
+    ):
+        raise ConfigError(
+            f"--index {a.index}: not a premise index",
+            hint="build one with 'leantrain retrieval index --output DIR', or leave --index out",
+        )
     _quiet()
     from leantrain.retrieval.corpus import Corpus
 
+    corpus = Corpus.from_export(a.data)
+    if a.file not in corpus.file_premises:
+        raise ConfigError(
+            f"--file {a.file}: not a file of the corpus in {a.data}",
+            hint="give the path of a Lean file as in corpus.jsonl (e.g. Mathlib/Logic/Basic.lean)",
+        )
     model = _load_model(a.model, a.batch_size, a.allow_code)
-    model.index_corpus(Corpus.from_export(a.data), cache_dir=a.index)
+    model.index_corpus(corpus, cache_dir=a.index)
     for rank, (prem, score) in enumerate(model.retrieve(a.state, a.file, a.k), start=1):
         print(f"{rank:>3}  {score:+.4f}  {prem.full_name}  ({prem.path})")
     return 0

@@ -198,6 +198,23 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+#: Lightning's precision values (``lightning.fabric.connector._PRECISION_INPUT``), as text.
+PRECISIONS = (
+    "32-true",
+    "16-mixed",
+    "bf16-mixed",
+    "16-true",
+    "bf16-true",
+    "64-true",
+    "transformer-engine",
+    "transformer-engine-float16",
+    "64",
+    "32",
+    "16",
+    "bf16",
+)
+
+
 def check_trainer_values(trainer: dict[str, Any]) -> None:
     """The Lightning ``trainer:`` values that would crash (or loop forever) later: counts
     below their minimum, fractions outside [0, 1], a GPU accelerator without a GPU."""
@@ -237,6 +254,22 @@ def check_trainer_values(trainer: dict[str, Any]) -> None:
         value = trainer["gradient_clip_val"]
         if not _is_number(value) or value < 0:
             raise bad("gradient_clip_val", "a non-negative number")
+    devices = trainer.get("devices")
+    if (
+        devices is not None
+        and not isinstance(devices, (str, list))
+        and (not _is_int(devices) or not (devices >= 1 or devices == -1))
+    ):
+        raise bad("devices", "a positive number of devices, -1 (all), 'auto' or a list of ids")
+    precision = trainer.get("precision")
+    if precision is not None and str(precision) not in PRECISIONS:
+        raise bad("precision", f"one of {', '.join(PRECISIONS)}")
+    strategy = trainer.get("strategy")
+    if isinstance(strategy, str) and strategy != "auto":
+        from lightning.pytorch.strategies import StrategyRegistry
+
+        if strategy not in StrategyRegistry.available_strategies():
+            raise bad("strategy", "'auto' or a Lightning strategy name (ddp, fsdp, deepspeed …)")
     accelerator = trainer.get("accelerator")
     if isinstance(accelerator, str) and accelerator.lower() in ("gpu", "cuda"):
         import torch
