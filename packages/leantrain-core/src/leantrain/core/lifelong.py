@@ -34,6 +34,7 @@ import contextlib
 import os
 import re
 import shutil
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -158,7 +159,17 @@ def open_database(database: Any) -> Any:
                 hint="pip install leantrain-export (or pass an object with export_merged_data)",
             ) from None
 
-        return Database(database, create=False)
+        db = Database(database, create=False)
+        try:  # a damaged file can pass the header checks: read its first table now
+            db.repo_row_ids(None)
+        except sqlite3.DatabaseError as e:
+            db.close()  # closing removes the -wal / -shm files opening made
+            raise DataError(
+                database,
+                f"the database is damaged ({e})",
+                hint="restore it from a backup, or import into a new file",
+            ) from None
+        return db
     raise ConfigError(
         f"database {database!r} has no export_merged_data(repos, path)",
         hint="pass leantrain.export.Database(path), its path, or a LeanDojo-v2 DynamicDatabase",
