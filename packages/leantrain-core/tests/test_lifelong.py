@@ -247,5 +247,5 @@ def test_events_that_are_not_events_are_a_data_error(tmp_path: Path, data: bytes
     from leantrain.core.errors import DataError
 
     (tmp_path / "metrics.jsonl").write_bytes(data)
-    with pytest.raises(DataError, match="metrics.jsonl"):
+    with pytest.raises(DataError, match=r"metrics\.jsonl"):
         list(read_events(tmp_path))
