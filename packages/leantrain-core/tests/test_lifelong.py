@@ -249,3 +249,11 @@ def test_events_that_are_not_events_are_a_data_error(tmp_path: Path, data: bytes
     (tmp_path / "metrics.jsonl").write_bytes(data)
     with pytest.raises(DataError, match=r"metrics\.jsonl"):
         list(read_events(tmp_path))
+
+
+def test_a_rerun_with_nothing_left_holds_the_final_model(tmp_path: Path) -> None:
+    db = FakeDatabase()
+    LifelongEngine(tmp_path, [FakeTrainer()], database=db, repos=REPOS).run()
+    again = FakeTrainer()
+    LifelongEngine(tmp_path, [again], database=db, repos=REPOS).run()
+    assert again.steps == [] and again.model == REPOS  # not the untrained base model

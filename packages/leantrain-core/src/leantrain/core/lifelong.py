@@ -323,6 +323,7 @@ class LifelongEngine:
         self.callbacks = {k: list(v) for k, v in (callbacks or {}).items()}
         self.overwrite = overwrite
         self._prepared = False
+        self._touched: set[int] = set()  # trainers that trained or loaded a model in this run
         self.output_flag = output_flag
         self.kind = kind
         self.main = is_main_process()
@@ -343,6 +344,10 @@ class LifelongEngine:
             manifest.data["status"] = "completed"
             manifest.data["position"] = {}
             manifest.save()
+        for trainer in self.trainers:  # a rerun with nothing left: the final model, not the base
+            steps = _steps(manifest, trainer.name)
+            if id(trainer) not in self._touched and steps:
+                trainer.load(self._verified(manifest, self.run_dir / steps[-1]["checkpoint"]))
         return {t.name: self.result(manifest, t.name) for t in self.trainers}
 
     def result(self, manifest: RunManifest, name: str) -> dict[str, Any]:
@@ -498,6 +503,7 @@ class LifelongEngine:
             )
             t0 = time.time()
             metrics = dict(trainer.train_step(step))
+            self._touched.add(id(trainer))
             seconds = round(time.time() - t0, 2)
             if not self.main:  # rank 0 saves and records; wait for it before the next step
                 self._wait_recorded(manifest, key)
@@ -535,6 +541,7 @@ class LifelongEngine:
                 step.work_dir.parent.rmdir()
         elif self.main:  # trained, killed while evaluating: reload the saved model
             trainer.load(self._verified(manifest, ckpt))
+            self._touched.add(id(trainer))
             # killed before its resumable state was removed: the saved model supersedes it
             work_dir = trainer_dir / WORK_SUBDIR / f"{index:03d}"
             shutil.rmtree(work_dir, ignore_errors=True)

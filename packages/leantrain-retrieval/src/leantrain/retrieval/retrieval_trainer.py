@@ -133,7 +133,7 @@ class RetrievalTrainer:
                     "nothing to train on",
                     hint="give --data EXPORT_DIR, or --database (and --repos) for lifelong training",
                 )
-        result = LifelongEngine(
+        return LifelongEngine(
             self.output_dir,
             [self],
             database=open_database(database),
@@ -144,9 +144,6 @@ class RetrievalTrainer:
             configs={NAME: config_to_dict(cfg)},
             overwrite=cfg.overwrite,
         ).run()[NAME]
-        if self.retriever is None and result["model_dir"]:  # nothing left to train: reload
-            self.load(Path(result["model_dir"]))
-        return result
 
     def train_step(self, step: Step) -> dict[str, Any]:
         """Fit on ``step.data`` from ``step.init_from`` (or the configured encoder); the best
