@@ -440,3 +440,25 @@ def test_unknown_imports_are_explicit_in_the_export(tmp_path, capsys):
         "tactics",
         "tactics_with_premises",
     }
+
+
+def test_a_file_rebuilt_from_annotations_does_not_hide_a_traced_copy(tmp_path, lean4_example):
+    # lean4-example has no corpus.jsonl (its Init files are rebuilt from annotations, partial,
+    # and dated newer); the sample's traced copies of the same files must still win, and no
+    # premise an annotation names may go missing from the merged corpus
+    db = Database(tmp_path / "lt.db")
+    db.import_path(lean4_example)
+    db.import_sample()
+    out = tmp_path / "merged"
+    export_merged_data(db, None, out)
+    corpus = [json.loads(line) for line in (out / "corpus.jsonl").read_text().splitlines()]
+    names = {p["full_name"] for line in corpus for p in line["premises"]}
+    for strategy in ("random", "novel_premises"):
+        for split in load_split_dir(out, strategy).values():
+            assert _premises_of(split) <= names
+    paths = [line["path"] for line in corpus]
+    assert len(paths) == len(set(paths))
+
+
+def _premises_of(theorems):
+    return set().union(*(_premises(t) for t in theorems)) if theorems else set()

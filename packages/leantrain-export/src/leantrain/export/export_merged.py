@@ -10,7 +10,8 @@ Theorems are deduplicated across repositories by ``(file_path, full_name, start,
 repository with the newest ``date_processed`` winning (a tie goes to the later import).
 Tactics whose ``state_before`` is ``no goals`` or that contain ``·`` are left out. Splits are
 assigned by seeded hashes (:mod:`leantrain.export.splits`), so they are deterministic and
-stable as repositories are added. Corpus files are merged by path (newest repository wins).
+stable as repositories are added. Corpus files are merged by path (a traced copy wins over
+one rebuilt from annotations, then the newest repository; premises of the others are kept).
 The directory is built under a temporary name and swapped in at the end: an interrupted
 export never destroys the previous one.
 
@@ -434,21 +435,33 @@ def _export(
 
 
 def _write_corpus(db: Database, path: Path) -> tuple[int, int, int]:
-    """Write ``corpus.jsonl``; returns (files, premises, files with unknown imports)."""
-    winners: dict[str, tuple[int, str]] = {}
+    """Write ``corpus.jsonl``; returns (files, premises, files with unknown imports).
+
+    A file several repositories hold is written once: a traced copy (imports known) wins over
+    one rebuilt from annotations, then the newest repository's; premises only the other copies
+    have are added, so that no annotation of the merged theorems points outside the corpus."""
+    copies: dict[str, list[tuple[int, str]]] = {}
     for fid, fpath, imports in db.conn.execute(
         "SELECT f.id, f.path, f.imports FROM premise_files f JOIN repositories r ON r.id = f.repo_id "
-        "WHERE f.repo_id IN (SELECT id FROM temp._sel_repos) ORDER BY r.date_processed DESC, r.id DESC, f.id"
+        "WHERE f.repo_id IN (SELECT id FROM temp._sel_repos) "
+        "ORDER BY f.imports = 'null', r.date_processed DESC, r.id DESC, f.id"
     ):
-        winners.setdefault(fpath, (fid, imports))
+        copies.setdefault(fpath, []).append((fid, imports))
     num_premises = unknown = 0
     with path.open("w", encoding="utf-8") as f:
-        for fpath, (fid, imports) in sorted(winners.items(), key=lambda kv: kv[1][0]):
+        for fpath, versions in sorted(copies.items(), key=lambda kv: kv[1][0][0]):
+            fid, imports = versions[0]
             line = corpus_line(db.conn, fid, fpath, imports)
+            names = {p["full_name"] for p in line["premises"]}
+            for other, other_imports in versions[1:]:
+                for premise in corpus_line(db.conn, other, fpath, other_imports)["premises"]:
+                    if premise["full_name"] not in names:
+                        names.add(premise["full_name"])
+                        line["premises"].append(premise)
             num_premises += len(line["premises"])
             unknown += IMPORTS_KNOWN in line
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
-    return len(winners), num_premises, unknown
+    return len(copies), num_premises, unknown
 
 
 def _write_traced_files(db: Database, path: Path) -> int:
