@@ -302,7 +302,7 @@ def run_progress(data: Path, steps: int, work: Path) -> dict:
         "--model", "tiny",
         "--data", str(data),
         "--output_dir", str(out_dir),
-        "--max_steps", str(steps),
+        *(["--max_steps", str(steps)] if steps > 0 else []),  # 0: the CLI's epochs
         "--report_to", "none",
         "--seed", "0",
     )  # fmt: skip
@@ -333,7 +333,11 @@ def run_progress(data: Path, steps: int, work: Path) -> dict:
         "median_predictor": scores(np.full_like(y, float(np.median(y_train)))),
         "pred_distinct": len(set(np.round(pred, 3))),
         "train_wall_s": round(train_s, 1),
-        "config": {"model": "tiny", "max_steps": steps, "other options": "CLI defaults"},
+        "config": {
+            "model": "tiny",
+            "max_steps": steps or "CLI default epochs",
+            "other options": "CLI defaults",
+        },
     }
 
 
@@ -407,7 +411,7 @@ def render(res: dict) -> tuple[str, dict]:
         lines += [
             "### Progress (steps remaining; LB4 head + mathlib-sample, random split)",
             "",
-            f"`leantrain progress train --model tiny --max_steps {p['config']['max_steps']}` "
+            f"`leantrain progress train --model tiny` ({p['config']['max_steps']} steps) "
             f"(other options: CLI defaults), {p['train_wall_s']} s wall; "
             f"{p['train_rows']} train rows, {p['test_rows']} test rows "
             f"(target median {p['target_median']:.1f}, std {p['target_std']:.2f}); "
@@ -444,7 +448,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--budget", type=float, default=300, help="retrieval training wall seconds")
     ap.add_argument("--sft-steps", type=int, default=100)
-    ap.add_argument("--progress-steps", type=int, default=200)
+    ap.add_argument(
+        "--progress-steps", type=int, default=200, help="0: the CLI's default epochs (10 for tiny)"
+    )
     ap.add_argument("--work", default="/tmp/leantrain-quality")
     ap.add_argument("--minilm", default=None, help="a sentence-transformers MiniLM directory")
     ap.add_argument("--sections", default="retrieval,sft,progress")
