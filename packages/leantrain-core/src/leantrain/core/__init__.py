@@ -11,7 +11,7 @@ from leantrain.core.atomic import (
     atomic_write_jsonl,
     atomic_write_text,
 )
-from leantrain.core.cli import Command
+from leantrain.core.command import Command
 from leantrain.core.config import config_from_dict, config_from_yaml, config_to_dict, parse_cli
 from leantrain.core.errors import (
     CheckpointError,

@@ -15,23 +15,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from importlib.metadata import entry_points
 from types import FrameType
 
+from leantrain.core.command import Command
 from leantrain.core.errors import LeanTrainError
 
 COMMAND_GROUP = "leantrain.commands"
-
-
-@dataclass(frozen=True)
-class Command:
-    """A ``leantrain NAME …`` subcommand: ``run`` gets the remaining argv, returns an exit code."""
-
-    name: str
-    help: str
-    run: Callable[[list[str]], int | None]
-    package: str = ""
 
 
 def discover_commands() -> dict[str, Command]:
