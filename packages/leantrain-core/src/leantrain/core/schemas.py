@@ -136,13 +136,17 @@ class CorpusFile(_Record):
     premises: list[Premise] = Field(default_factory=list)
 
 
+MAX_STEPS_REMAINING = 1_000_000
+
+
 class ProgressRow(_Record):
     """A proof-progress example: ``{goal, prefix, tactic, steps_remaining}``."""
 
     goal: str
     prefix: str = ""
     tactic: str
-    steps_remaining: Annotated[int, Field(strict=True, ge=0)]
+    # no proof has a million steps: a larger label is corrupt data, not a long proof
+    steps_remaining: Annotated[int, Field(strict=True, ge=0, le=MAX_STEPS_REMAINING)]
 
 
 M = TypeVar("M", bound=BaseModel)
