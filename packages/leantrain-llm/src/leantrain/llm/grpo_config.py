@@ -48,9 +48,15 @@ class GRPOConfig(LeanTrainArguments, trl.GRPOConfig):
     max_completion_length: int | None = field(
         default=48, metadata={"help": "Longest generated tactic, in tokens."}
     )
-    gradient_checkpointing: bool = field(
-        default=False,
-        metadata={"help": "Recompute activations in backward to save memory (slower)."},
+    gradient_checkpointing: bool | None = field(
+        default=None,
+        metadata={"help": "Deprecated name of activation_checkpointing (transformers 5)."},
+    )
+    activation_checkpointing: bool | None = field(
+        default=None,
+        metadata={
+            "help": "Recompute activations in backward to save memory (slower); off by default."
+        },
     )
     logging_steps: float = field(default=1, metadata={"help": "Log every N optimizer steps."})
     save_steps: float = field(

@@ -21,9 +21,15 @@ class SFTConfig(LeanTrainArguments, trl.SFTConfig):
     output_dir: str | None = field(
         default="runs/sft", metadata={"help": "Run directory (manifest, one model per repo, logs)."}
     )
-    gradient_checkpointing: bool = field(
-        default=False,
-        metadata={"help": "Recompute activations in backward to save memory (slower)."},
+    gradient_checkpointing: bool | None = field(
+        default=None,
+        metadata={"help": "Deprecated name of activation_checkpointing (transformers 5)."},
+    )
+    activation_checkpointing: bool | None = field(
+        default=None,
+        metadata={
+            "help": "Recompute activations in backward to save memory (slower); off by default."
+        },
     )
     logging_steps: float = field(default=5, metadata={"help": "Log every N optimizer steps."})
     save_steps: float = field(
