@@ -126,7 +126,7 @@ def test_killed_pipeline_resumes_where_it_stopped(tmp_path):
 def test_bad_pipeline_configs_are_clear(tmp_path):
     with pytest.raises(ConfigError, match=r"unknown key 'trainer'.*did you mean 'trainers'"):
         Pipeline({"trainer": ["sft"]})
-    with pytest.raises(ConfigError, match="unknown trainer 'ppo'"):
+    with pytest.raises(ConfigError, match="'trainers' cannot be 'ppo'"):
         Pipeline({"trainers": ["ppo"]})
     cfg = tiny_pipeline_config(tmp_path / "run")
     cfg["repos"] = ["no-such-repo"]

@@ -131,13 +131,12 @@ def test_config_from_dict_yaml_and_errors(tmp_path: Path) -> None:
         config_from_dict(ProgressConfig, {"learning_rat": 1e-3})
     with pytest.raises(ConfigError, match="eval_ratio"):
         ProgressTrainer(eval_ratio=1.5)
-    # The seed's constructor and defaults; TrainingArguments' own names and settings work too.
+    # The seed's constructor (the default model is now 'tiny', which works offline and sees
+    # Lean symbols; its epochs default to 10); TrainingArguments' own names work too.
     c = ProgressTrainer("rows.jsonl").config
-    assert (c.model_name, c.per_device_train_batch_size, c.num_train_epochs) == (
-        "bert-base-uncased",
-        8,
-        3.0,
-    )
+    assert (c.model_name, c.per_device_train_batch_size, c.num_train_epochs) == ("tiny", 8, 10.0)
+    c = ProgressTrainer("rows.jsonl", model_name="bert-base-uncased").config
+    assert (c.per_device_train_batch_size, c.num_train_epochs) == (8, 3.0)
     assert (c.eval_ratio, c.seed, c.data_path) == (0.2, 42, "rows.jsonl")
     c = ProgressTrainer(per_device_train_batch_size=4, disable_tqdm=True).config
     assert c.per_device_train_batch_size == 4 and c.disable_tqdm is True
