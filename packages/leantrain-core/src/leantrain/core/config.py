@@ -182,6 +182,28 @@ _NUMBER_RULES: dict[str, tuple[Callable[[float], bool], str]] = {
 """The ranges :func:`check_numbers` knows, with how its errors describe them."""
 
 
+TRAINING_ARGUMENT_RULES: dict[str, str] = {
+    # transformers TrainingArguments settings that crash (or silently misbehave) later when out
+    # of range; trainer configs subclassing it extend this table (see :func:`check_numbers`)
+    "per_device_train_batch_size": ">=1",
+    "per_device_eval_batch_size": ">=1",
+    "gradient_accumulation_steps": ">=1",
+    "num_train_epochs": ">0",
+    "max_steps": "-1|>=1",
+    "learning_rate": ">=0",
+    "weight_decay": ">=0",
+    "warmup_steps": ">=0",
+    "warmup_ratio": "[0,1]",
+    "max_grad_norm": ">=0",
+    "logging_steps": ">0",
+    "save_steps": ">0",
+    "eval_steps": ">0",
+    "save_total_limit": ">=0",
+    "dataloader_num_workers": ">=0",
+    "seed": ">=0",
+}
+
+
 def check_numbers(cfg: Any, rules: Mapping[str, str], *, prefix: str = "--") -> None:
     """Raise one :class:`ConfigError` naming the flag for the first number of ``cfg`` out of
     its range: ``rules`` maps a field to one of ``>=1``, ``>0``, ``>=0``, ``[0,1]``, ``[0,1)``,

@@ -8,28 +8,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from leantrain.core.config import check_choices, check_numbers
+from leantrain.core.config import TRAINING_ARGUMENT_RULES, check_choices, check_numbers
 
 SPLITS = ("train", "val", "test")
 
 NUMBER_RULES: dict[str, str] = {
-    # TrainingArguments / TRL settings that crash (or silently misbehave) later when out of range
-    "per_device_train_batch_size": ">=1",
-    "per_device_eval_batch_size": ">=1",
-    "gradient_accumulation_steps": ">=1",
-    "num_train_epochs": ">0",
-    "max_steps": "-1|>=1",
-    "learning_rate": ">=0",
-    "weight_decay": ">=0",
-    "warmup_steps": ">=0",
-    "warmup_ratio": "[0,1]",
-    "max_grad_norm": ">=0",
-    "logging_steps": ">0",
-    "save_steps": ">0",
-    "eval_steps": ">0",
-    "save_total_limit": ">=0",
-    "dataloader_num_workers": ">=0",
-    "seed": ">=0",
+    **TRAINING_ARGUMENT_RULES,
     # leantrain's own
     "eval_k": ">=1",
     "eval_max_new_tokens": ">=1",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from leantrain.core.config import check_numbers
+from leantrain.core.config import TRAINING_ARGUMENT_RULES, check_numbers
 from leantrain.core.errors import ConfigError
 from leantrain.progress.tiny_model import TINY_NAME
 from transformers import TrainingArguments
@@ -22,22 +22,7 @@ TINY_EPOCHS, PRETRAINED_EPOCHS = 10.0, 3.0
 """Default epochs."""
 
 NUMBER_RULES: dict[str, str] = {
-    "per_device_train_batch_size": ">=1",
-    "per_device_eval_batch_size": ">=1",
-    "gradient_accumulation_steps": ">=1",
-    "num_train_epochs": ">0",
-    "max_steps": "-1|>=1",
-    "learning_rate": ">=0",
-    "weight_decay": ">=0",
-    "warmup_steps": ">=0",
-    "warmup_ratio": "[0,1]",
-    "max_grad_norm": ">=0",
-    "logging_steps": ">0",
-    "save_steps": ">0",
-    "eval_steps": ">0",
-    "save_total_limit": ">=0",
-    "dataloader_num_workers": ">=0",
-    "seed": ">=0",
+    **TRAINING_ARGUMENT_RULES,
     "tiny_hidden_size": ">=1",
     "tiny_layers": ">=1",
     "tiny_vocab_size": ">=1",
