@@ -1,8 +1,11 @@
 """Reward functions for GRPO on Lean tactics, in TRL's reward-function form.
 
 A reward is called as ``f(prompts, completions, completion_ids=None, **columns)`` and returns
-one float (or ``None``: not applicable) per completion; completions are strings or
-conversations (``[{"role": "assistant", "content": …}]``), and ``columns`` are the GRPO
+one float (or ``None``: not applicable) per completion — a list or a 1-D tensor; completions
+are the tactic texts (``str``), or conversations (``[{"role": "assistant", "content": …}]``)
+for a reward that declares it wants them (``@wants_messages`` / ``fn.wants_messages = True``,
+or ``completions: list[list[dict]]``, see :mod:`~leantrain.llm.rewards.calling`); a reward
+without ``**kwargs`` gets only the arguments it names. ``columns`` are the GRPO
 dataset's columns (``reference``, ``premises``, ``problem``, ``proof_prefix`` …, see
 :func:`leantrain.tactics.create_rl_dataset`).
 
@@ -32,6 +35,7 @@ anything importable. Every built function is wrapped so that its output is valid
 """
 
 from leantrain.llm.rewards.build import RewardSpec, build_reward_funcs
+from leantrain.llm.rewards.calling import declares_messages, wants_messages
 from leantrain.llm.rewards.lean_verified import LeanVerifiedReward, check_lean_toolchain
 from leantrain.llm.rewards.text_rewards import (
     LengthPenaltyReward,
@@ -58,6 +62,7 @@ __all__ = [
     "build_reward_funcs",
     "check_lean_toolchain",
     "completion_text",
+    "declares_messages",
     "format_reward",
     "mentions_premise",
     "no_sorry_reward",
@@ -65,4 +70,5 @@ __all__ = [
     "reference_match_reward",
     "token_f1",
     "validate_reward_output",
+    "wants_messages",
 ]

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from leantrain.core.errors import LeanTrainError
+from leantrain.llm.rewards.calling import declares_messages, keyword_filter
 
 
 def completion_text(completion: Any) -> str:
@@ -44,6 +45,12 @@ def validate_reward_output(values: Any, n: int, name: str) -> list[float | None]
     Returns the values as ``float`` (``None`` kept). A wrong length, a non-numeric value, NaN or
     infinity raises :class:`~leantrain.core.errors.LeanTrainError` naming the reward.
     """
+    shape = getattr(values, "shape", None)
+    if shape is not None and len(shape) != 1:  # a tensor / array: one value per completion
+        raise LeanTrainError(
+            f"reward '{name}' returned an array of shape {tuple(shape)}, not {n} values",
+            hint="return a list or a 1-D tensor with one float per completion",
+        )
     if (
         isinstance(values, (str, bytes))
         or not hasattr(values, "__len__")
@@ -83,14 +90,21 @@ class ValidatedReward:
     """A reward function whose every output is checked by :func:`validate_reward_output`.
 
     Keeps TRL's signature ``(prompts, completions, completion_ids=None, **kwargs)`` and has the
-    ``__name__`` TRL logs the reward by.
+    ``__name__`` TRL logs the reward by. ``func`` gets the completions as text (``str``) unless
+    it declares it wants chat messages (``messages=None``: decided by
+    :func:`~leantrain.llm.rewards.calling.declares_messages`), and only the keyword arguments
+    it accepts.
     """
 
-    def __init__(self, func: Callable[..., Any], name: str) -> None:
+    def __init__(
+        self, func: Callable[..., Any], name: str, *, messages: bool | None = None
+    ) -> None:
         self.func = func
         self.__name__ = name
         self.__qualname__ = name
         self.__doc__ = getattr(func, "__doc__", None)
+        self.messages = declares_messages(func) if messages is None else messages
+        self._accepted = keyword_filter(func)
 
     def __call__(
         self,
@@ -99,8 +113,16 @@ class ValidatedReward:
         completion_ids: Any = None,
         **kwargs: Any,
     ) -> list[float | None]:
+        given = completions if self.messages else [completion_text(c) for c in completions]
         values = self.func(
-            prompts=prompts, completions=completions, completion_ids=completion_ids, **kwargs
+            **self._accepted(
+                {
+                    "prompts": prompts,
+                    "completions": given,
+                    "completion_ids": completion_ids,
+                    **kwargs,
+                }
+            )
         )
         return validate_reward_output(values, len(completions), self.__name__)
 
