@@ -20,6 +20,8 @@ _EXPORTS = {
     "GRPOConfig": "leantrain.llm.grpo_config",
     "GRPOTrainer": "leantrain.llm.grpo_trainer",
     "create_lora_config": "leantrain.llm.lora",
+    "merge_lora": "leantrain.llm.merge",
+    "wants_messages": "leantrain.llm.rewards.calling",
     "build_tiny_model": "leantrain.llm.tiny_model",
     "build_tiny_tokenizer": "leantrain.llm.tiny_model",
     "load_model_and_tokenizer": "leantrain.llm.model_loading",

@@ -1,4 +1,4 @@
-"""``leantrain sft``, ``leantrain grpo`` and ``leantrain llm eval``.
+"""``leantrain sft``, ``leantrain grpo``, ``leantrain llm eval`` and ``leantrain llm merge-lora``.
 
 This module is imported by every ``leantrain`` invocation, so it imports nothing heavy: the
 configs (which import trl) and trainers load inside each command's ``run``.
@@ -61,16 +61,40 @@ def _grpo(argv: Sequence[str]) -> int:
     return 0
 
 
+_LLM_USAGE = (
+    "usage: leantrain llm eval --model MODEL --data DIR [--split test] [--eval-k 4]\n"
+    "       leantrain llm merge-lora ADAPTER_DIR OUT_DIR\n\n"
+    "commands:\n"
+    "  eval        eval loss and top-1 / top-k tactic accuracy of a model on a split\n"
+    "  merge-lora  merge a LoRA adapter (or a LoRA run's newest model) into its base model"
+)
+
+
+def _merge_lora(argv: Sequence[str]) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="leantrain llm merge-lora",
+        description="Merge a LoRA adapter into its base model: a plain model directory.",
+    )
+    parser.add_argument("adapter_dir", help="LoRA adapter dir, or a run dir trained with LoRA")
+    parser.add_argument("out_dir", help="new directory for the merged model")
+    args = parser.parse_args(list(argv))
+    from leantrain.llm.merge import merge_lora
+
+    _print({"merged_model": str(merge_lora(args.adapter_dir, args.out_dir))})
+    return 0
+
+
 def _llm(argv: Sequence[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
-        print(
-            "usage: leantrain llm eval --model MODEL --data DIR [--split test] [--eval-k 4]\n\n"
-            "commands:\n  eval  eval loss and top-1 / top-k tactic accuracy of a model on a split"
-        )
+        print(_LLM_USAGE)
         return 0
+    if argv[0] == "merge-lora":
+        return _merge_lora(argv[1:])
     if argv[0] != "eval":
         print(
-            f"error: unknown llm command '{argv[0]}' (try: leantrain llm eval --help)",
+            f"error: unknown llm command '{argv[0]}' (try: leantrain llm --help)",
             file=sys.stderr,
         )
         return 2
@@ -90,5 +114,7 @@ def register() -> list[Command]:
             "sft", "supervised fine-tuning of the tactic generator (TRL SFT, LoRA, lifelong)", _sft
         ),
         Command("grpo", "GRPO refinement of the tactic generator with reward functions", _grpo),
-        Command("llm", "tactic generator tools: 'leantrain llm eval'", _llm),
+        Command(
+            "llm", "tactic generator tools: 'leantrain llm eval', 'leantrain llm merge-lora'", _llm
+        ),
     ]
