@@ -90,6 +90,12 @@ class DataArguments:
     max_train_samples: int | None = field(
         default=None, metadata={"help": "Use at most this many training examples per step."}
     )
+    first_line_only: bool = field(
+        default=False,
+        metadata={
+            "help": "Keep only the first line of multi-line tactics (LeanDojo-v2's behaviour; default: whole tactics)."
+        },
+    )
 
 
 @dataclass

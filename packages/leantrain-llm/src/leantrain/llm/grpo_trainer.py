@@ -67,9 +67,10 @@ class GRPOTrainer(LLMTrainer):
                               output_dir="runs/grpo", max_steps=10)
         trainer.train("export_dir")
 
-    ``reward_funcs`` (or ``reward_func``) are registry names, ``module:function`` paths, dicts
-    with options, or callables; ``algorithm`` applies a preset, ``advantage_fn`` replaces TRL's
-    advantage computation. ``model_name`` may be an SFT run dir (adapter or full weights).
+    ``reward_funcs`` (or ``reward_func``, LeanDojo-v2's name, also as the second positional
+    argument) are registry names, ``module:function`` paths, dicts with options, or callables
+    (given the tactic text as ``str``, returning a list or 1-D tensor); ``algorithm`` applies a
+    preset, ``advantage_fn`` replaces TRL's advantage computation. ``model_name`` may be an SFT run dir (adapter or full weights).
     """
 
     name: ClassVar[str] = "grpo"
@@ -88,6 +89,17 @@ class GRPOTrainer(LLMTrainer):
         reward_func: Any = None,
         **kwargs: Any,
     ) -> None:
+        if callable(output_dir) and reward_func is None:
+            # LeanDojo-v2's positional order: (model_name, reward_func, output_dir, epochs, batch, lr, lora)
+            reward_func, output_dir, epochs_per_repo, batch_size, lr, lora_config, reward_funcs = (
+                output_dir,
+                epochs_per_repo,
+                batch_size,
+                lr,
+                lora_config,
+                reward_funcs,
+                None,
+            )
         specs = reward_funcs if reward_funcs is not None else reward_func
         if specs is not None and (callable(specs) or isinstance(specs, (str, dict))):
             specs = [specs]

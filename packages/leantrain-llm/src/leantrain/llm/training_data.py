@@ -16,6 +16,7 @@ def dataset_config(cfg: Any, max_samples: int | None = None) -> Any:
     return TacticDatasetConfig(
         system_prompt=DEFAULT_SYSTEM_PROMPT if cfg.system_prompt is None else cfg.system_prompt,
         split_strategy=cfg.split_strategy,
+        first_line_only=getattr(cfg, "first_line_only", False),
         max_samples=max_samples,
     )
 
