@@ -212,13 +212,21 @@ class RetrievalTrainer:
             self.retriever = best_model
         return metrics
 
-    def evaluate(self, data: Any, split: str = "test") -> dict[str, float]:
+    def evaluate(
+        self, data: Any = None, split: str = "test", *, dataset_path: Any = None
+    ) -> dict[str, float]:
         """R@1, R@10, MRR and ``count`` of the current model and of BM25 (``bm25_`` keys) on
         ``split`` of an export directory, and ``reachable_fraction`` (the fraction of positive
         premises accessible at all, shared by both): the random split's un-prefixed, the
-        novel_premises split's prefixed ``novel_``."""
+        novel_premises split's prefixed ``novel_``. ``data`` (or LeanDojo-v2's
+        ``dataset_path``) defaults to ``config.data_path``."""
         from leantrain.retrieval.evaluation import evaluate_retriever
 
+        data = next((d for d in (data, dataset_path, self.config.data_path) if d is not None), None)
+        if data is None:
+            raise ConfigError(
+                "nothing to evaluate on", hint="pass an export dir: evaluate(data_dir, split)"
+            )
         res = evaluate_retriever(self._model(), data, split_file=f"{split}.json", strict=False)
         return {
             f"{prefix}{tag}{name}": value
