@@ -15,14 +15,19 @@ from typing import Any, ClassVar
 
 from leantrain.core.errors import DataError
 from leantrain.core.lean_text import contains_sorry
-from leantrain.core.schemas import CorpusFile, Theorem, TracedTactic, validate_record
+from leantrain.core.schemas import CorpusFile, Theorem, validate_record
+from leantrain.export.fast_rows import (
+    PREMISE_FIELDS,
+    TACTIC_FIELDS,
+    THEOREM_FIELDS,
+    corpus_parts,
+    extra_json,
+    theorem_parts,
+)
 from leantrain.export.sources import RepoInfo, SourceItem, repo_name
 from leantrain.export.theorem_stream import IMPORTS_KNOWN
 
 _BATCH = 20_000
-_THEOREM_FIELDS = set(Theorem.model_fields)
-_TACTIC_FIELDS = set(TracedTactic.model_fields)
-_PREMISE_FIELDS = {"full_name", "code", "start", "end", "kind"}
 
 
 def iso(date: dt.datetime) -> str:
@@ -30,9 +35,43 @@ def iso(date: dt.datetime) -> str:
     return date.astimezone(dt.UTC).isoformat(timespec="microseconds")
 
 
-def _extra(obj: dict[str, Any], known: set[str]) -> str | None:
-    rest = {k: v for k, v in obj.items() if k not in known}
-    return json.dumps(rest, ensure_ascii=False) if rest else None
+def _theorem_parts_of(
+    thm: Theorem, raw: dict[str, Any]
+) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
+    """The :func:`~leantrain.export.fast_rows.theorem_parts` tuples of a validated theorem."""
+    raw_tactics = raw.get("traced_tactics") or []
+    tactics = []
+    for i, tac in enumerate(thm.traced_tactics):
+        ann = tac.annotated_tactic
+        raw_tac = (
+            raw_tactics[i] if i < len(raw_tactics) and isinstance(raw_tactics[i], dict) else {}
+        )
+        provenances = (
+            []
+            if ann is None
+            else [(p.full_name, p.def_path, *p.def_pos, *p.def_end_pos) for p in ann[1]]
+        )
+        tactics.append(
+            (
+                tac.tactic,
+                None if ann is None else ann[0],
+                tac.state_before,
+                tac.state_after,
+                extra_json(raw_tac, TACTIC_FIELDS),
+                provenances,
+            )
+        )
+    head = (
+        thm.url,
+        thm.commit,
+        thm.file_path,
+        thm.full_name,
+        thm.theorem_statement,
+        *thm.start,
+        *thm.end,
+        extra_json(raw, THEOREM_FIELDS),
+    )
+    return head, tactics
 
 
 class Importer:
@@ -139,89 +178,72 @@ class Importer:
 
     def _add_theorem(self, item: SourceItem) -> None:
         raw = item.value
-        thm = validate_record(Theorem, raw, path=item.path, index=item.index)
-        rid = self._repository(item.repo or (thm.url, thm.commit))
-        key = (thm.file_path, thm.full_name, *thm.start, *thm.end)
+        parts = theorem_parts(raw)
+        if parts is None:  # not the plain shape: the model validates it (and names the error)
+            parts = _theorem_parts_of(
+                validate_record(Theorem, raw, path=item.path, index=item.index), raw
+            )
+        head, tactics = parts
+        rid = self._repository(item.repo or (head[0], head[1]))
+        key = head[2:4] + head[5:9]
         seen = self.seen_theorems[rid]
         if key in seen:
             self.duplicates += 1
             return
         seen.add(key)
-        tactics = thm.traced_tactics
         status = item.status or (
-            "sorry_unproved" if any(contains_sorry(t.tactic) for t in tactics) else "proven"
+            "sorry_unproved"
+            if tactics and contains_sorry("\n".join([t[0] for t in tactics]))
+            else "proven"
         )
         tid = self._theorem_id
         self._theorem_id += 1
-        self._rows["theorems"].append(
-            (
-                tid,
-                rid,
-                thm.file_path,
-                thm.full_name,
-                thm.theorem_statement,
-                *thm.start,
-                *thm.end,
-                status,
-                len(tactics),
-                _extra(raw, _THEOREM_FIELDS),
-            )
-        )
-        raw_tactics = raw.get("traced_tactics") or []
-        for i, tac in enumerate(tactics):
-            tacid = self._tactic_id
-            self._tactic_id += 1
-            ann = tac.annotated_tactic
-            raw_tac = (
-                raw_tactics[i] if i < len(raw_tactics) and isinstance(raw_tactics[i], dict) else {}
-            )
-            self._rows["tactics"].append(
-                (
-                    tacid,
-                    tid,
-                    i,
-                    tac.tactic,
-                    None if ann is None else ann[0],
-                    tac.state_before,
-                    tac.state_after,
-                    _extra(raw_tac, _TACTIC_FIELDS),
-                )
-            )
-            if ann is not None:
-                self._rows["annotations"].extend(
-                    (tacid, j, p.full_name, p.def_path, *p.def_pos, *p.def_end_pos)
-                    for j, p in enumerate(ann[1])
-                )
+        self._rows["theorems"].append((tid, rid, *head[2:9], status, len(tactics), head[9]))
+        tactic_rows = self._rows["tactics"]
+        annotation_rows = self._rows["annotations"]
+        tacid = self._tactic_id
+        for i, (text, annotated, before, after, extra, provenances) in enumerate(tactics):
+            tactic_rows.append((tacid, tid, i, text, annotated, before, after, extra))
+            if provenances:
+                annotation_rows.extend((tacid, j, *p) for j, p in enumerate(provenances))
+            tacid += 1
+        self._tactic_id = tacid
 
     def _add_premise_file(self, item: SourceItem) -> None:
         raw = item.value
-        pf = validate_record(CorpusFile, raw, path=item.path, index=item.index)
-        raw_premises = raw.get("premises") or []
+        parts = corpus_parts(raw)
+        if parts is None:
+            pf = validate_record(CorpusFile, raw, path=item.path, index=item.index)
+            raw_premises = raw.get("premises") or []
+            parts = (
+                pf.path,
+                pf.imports,
+                [
+                    (
+                        p.full_name,
+                        p.code,
+                        *p.start,
+                        *p.end,
+                        p.kind,
+                        extra_json(raw_premises[j], PREMISE_FIELDS),
+                    )
+                    for j, p in enumerate(pf.premises)
+                ],
+            )
+        path, imports, premises = parts
         for rid in self._owners(item):
             self.has_corpus.add(rid)
-            if pf.path in self.seen_files[rid]:
+            if path in self.seen_files[rid]:
                 continue
-            self.seen_files[rid].add(pf.path)
+            self.seen_files[rid].add(path)
             fid = self._file_id
             self._file_id += 1
             # imports null: unknown (an annotation-built corpus exported by leantrain)
             known = raw.get(IMPORTS_KNOWN, True) is not False
             self._rows["premise_files"].append(
-                (fid, rid, pf.path, json.dumps(pf.imports if known else None, ensure_ascii=False))
+                (fid, rid, path, json.dumps(imports if known else None, ensure_ascii=False))
             )
-            self._rows["premises"].extend(
-                (
-                    fid,
-                    j,
-                    p.full_name,
-                    p.code,
-                    *p.start,
-                    *p.end,
-                    p.kind,
-                    _extra(raw_premises[j], _PREMISE_FIELDS),
-                )
-                for j, p in enumerate(pf.premises)
-            )
+            self._rows["premises"].extend((fid, j, *p) for j, p in enumerate(premises))
 
     # -- writing --------------------------------------------------------------------------------
     _SQL: ClassVar[dict[str, str]] = {

@@ -1,0 +1,143 @@
+"""Database rows of well-formed records, built without a pydantic model per record.
+
+The import of a 100k-theorem export spends most of its time validating records with the
+pydantic models of :mod:`leantrain.core.schemas` (a model object per theorem, tactic and
+premise). The functions here check a record against the same rules with plain type checks and
+build its rows directly; they accept only the *exact* shapes the models would accept unchanged
+(``str`` where a string is required, ``int`` — never ``bool`` — coordinates in
+``[0, MAX_POS]``, two-element position lists with the end not before the start). Anything else
+— a missing field, a wrong type, a value pydantic would coerce — returns ``None``, and the
+caller validates the record with the model, which raises the one-line
+:class:`~leantrain.core.errors.DataError` naming file, record and field. So a record is
+accepted by the fast path only if the model accepts it with the same values, and every bad
+record still gets the model's message.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from leantrain.core.schemas import MAX_POS, Theorem, TracedTactic
+
+THEOREM_FIELDS = frozenset(Theorem.model_fields)
+TACTIC_FIELDS = frozenset(TracedTactic.model_fields)
+PREMISE_FIELDS = frozenset({"full_name", "code", "start", "end", "kind"})
+_PROVENANCE_FIELDS = ("full_name", "def_path", "def_pos", "def_end_pos")
+
+
+def extra_json(obj: dict[str, Any], known: frozenset[str]) -> str | None:
+    """The fields of ``obj`` that are not in ``known``, as JSON (None when there are none)."""
+    if obj.keys() <= known:
+        return None
+    rest = {k: v for k, v in obj.items() if k not in known}
+    return json.dumps(rest, ensure_ascii=False)
+
+
+def _pos(value: Any) -> tuple[int, int] | None:
+    """``(line, column)`` of a well-formed position, else None."""
+    if type(value) is not list or len(value) != 2:
+        return None
+    a, b = value
+    if type(a) is not int or type(b) is not int:
+        return None
+    if not (0 <= a <= MAX_POS and 0 <= b <= MAX_POS):
+        return None
+    return a, b
+
+
+def _span(start: Any, end: Any) -> tuple[int, int, int, int] | None:
+    s, e = _pos(start), _pos(end)
+    if s is None or e is None or e < s:
+        return None
+    return (*s, *e)
+
+
+def theorem_parts(raw: Any) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]] | None:
+    """``(head, tactics)`` of a well-formed theorem record, or None (validate with the model).
+
+    ``head`` is ``(url, commit, file_path, full_name, theorem_statement, start_line,
+    start_col, end_line, end_col, extra_json)``; each tactic is ``(tactic, annotated_text or
+    None, state_before, state_after, extra_json, provenances)`` with provenances
+    ``[(full_name, def_path, line, col, end_line, end_col), …]``.
+    """
+    if type(raw) is not dict:
+        return None
+    get = raw.get
+    url, commit, fp, name = get("url"), get("commit"), get("file_path"), get("full_name")
+    if type(url) is not str or type(commit) is not str:
+        return None
+    if type(fp) is not str or type(name) is not str:
+        return None
+    statement = get("theorem_statement")
+    if statement is not None and type(statement) is not str:
+        return None
+    span = _span(get("start"), get("end"))
+    if span is None:
+        return None
+    traced = raw.get("traced_tactics", [])
+    if type(traced) is not list:
+        return None
+    tactics: list[tuple[Any, ...]] = []
+    for tac in traced:
+        if type(tac) is not dict:
+            return None
+        text, before, after = tac.get("tactic"), tac.get("state_before"), tac.get("state_after")
+        if type(text) is not str or type(before) is not str or type(after) is not str:
+            return None
+        ann = tac.get("annotated_tactic")
+        provenances: list[tuple[Any, ...]] = []
+        annotated = None
+        if ann is not None:
+            if type(ann) is not list or len(ann) != 2:
+                return None
+            annotated, provs = ann
+            if type(annotated) is not str or type(provs) is not list:
+                return None
+            for p in provs:
+                if type(p) is not dict:
+                    return None
+                pname, ppath = p.get("full_name"), p.get("def_path")
+                if type(pname) is not str or type(ppath) is not str:
+                    return None
+                pspan = _span(p.get("def_pos"), p.get("def_end_pos"))
+                if pspan is None:
+                    return None
+                provenances.append((pname, ppath, *pspan))
+        tactics.append(
+            (text, annotated, before, after, extra_json(tac, TACTIC_FIELDS), provenances)
+        )
+    head = (url, commit, fp, name, statement, *span, extra_json(raw, THEOREM_FIELDS))
+    return head, tactics
+
+
+def corpus_parts(raw: Any) -> tuple[str, list[str], list[tuple[Any, ...]]] | None:
+    """``(path, imports, premises)`` of a well-formed ``corpus.jsonl`` line, or None.
+
+    Each premise is ``(full_name, code, start_line, start_col, end_line, end_col, kind,
+    extra_json)``.
+    """
+    if type(raw) is not dict:
+        return None
+    path = raw.get("path")
+    imports = raw.get("imports", [])
+    premises = raw.get("premises", [])
+    if type(path) is not str or type(imports) is not list or type(premises) is not list:
+        return None
+    for imp in imports:
+        if type(imp) is not str:
+            return None
+    rows: list[tuple[Any, ...]] = []
+    for p in premises:
+        if type(p) is not dict:
+            return None
+        name = p.get("full_name")
+        code = p.get("code", "")
+        kind = p.get("kind", "theorem")
+        if type(name) is not str or type(code) is not str or type(kind) is not str:
+            return None
+        span = _span(p.get("start"), p.get("end"))
+        if span is None:
+            return None
+        rows.append((name, code, *span, kind, extra_json(p, PREMISE_FIELDS)))
+    return path, imports, rows
