@@ -48,7 +48,8 @@ from leantrain.export.splits import (
 from leantrain.export.theorem_stream import (
     DROP_TACTIC_SQL,
     IMPORTS_KNOWN,
-    corpus_line,
+    corpus_lines,
+    dumps,
     iter_theorems,
 )
 
@@ -96,21 +97,21 @@ class ExportResult:
 
 
 class _ArrayWriter:
-    """Writes a JSON array one element per line, without holding the elements."""
+    """Writes a JSON array one element (already serialised) per line, without holding them."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.f: IO[str] = path.open("w", encoding="utf-8")
-        self.f.write("[")
+        self.f: IO[bytes] = path.open("wb", buffering=1 << 20)
+        self.f.write(b"[")
         self.count = 0
 
-    def write(self, obj: Any) -> None:
-        self.f.write("\n" if self.count == 0 else ",\n")
-        self.f.write(json.dumps(obj, ensure_ascii=False))
+    def write(self, data: bytes) -> None:
+        self.f.write(b"\n" if self.count == 0 else b",\n")
+        self.f.write(data)
         self.count += 1
 
     def close(self) -> None:
-        self.f.write("\n]\n" if self.count else "]\n")
+        self.f.write(b"\n]\n" if self.count else b"]\n")
         self.f.close()
 
 
@@ -372,16 +373,15 @@ def _export(
                 for r in row_ids
             )
         ]
-        premises = theorem_premises(db, drop_tactics=cfg.drop_tactics)
         num_theorems = conn.execute("SELECT COUNT(*) FROM temp._sel").fetchone()[0]
         rate = cfg.novel_premise_rate
         if rate is None:
-            weights = premise_tactic_counts(db, drop_tactics=cfg.drop_tactics)
             rate = calibrate_rate(
-                cfg.val_fraction + cfg.test_fraction, *weighted_histogram(premises, weights)
+                cfg.val_fraction + cfg.test_fraction, *_histogram_sql(db, cfg.drop_tactics)
             )
-        assign = _Assigner(cfg, rate, premises)
+        held = _held_out_theorems(db, cfg, rate)
         details = _empty_details()
+        val, test, seed = cfg.val_fraction, cfg.test_fraction, cfg.seed
 
         total_tactics = conn.execute(
             "SELECT COUNT(*) FROM temp._sel s JOIN tactics ta ON ta.theorem_id = s.theorem_id"
@@ -396,13 +396,18 @@ def _export(
                 for tid, thm in iter_theorems(conn, "temp._sel", drop_tactics=cfg.drop_tactics):
                     key = theorem_key(thm["file_path"], thm["full_name"], thm["start"], thm["end"])
                     tactics = thm["traced_tactics"]
-                    num_tactics += len(tactics)
+                    n_tac = len(tactics)
+                    num_tactics += n_tac
                     with_premises = sum(1 for t in tactics if t["annotated_tactic"][1])
-                    for strategy, split in assign(tid, key).items():
-                        writers[strategy, split].write(thm)
+                    data = dumps(thm)  # once, for both strategies
+                    for strategy, split in (
+                        ("random", random_split(seed, key, val, test)),
+                        ("novel_premises", novel_split(seed, key, tid in held, val, test)),
+                    ):
+                        writers[strategy, split].write(data)
                         d = details[strategy][split]
                         d["theorems"] += 1
-                        d["tactics"] += len(tactics)
+                        d["tactics"] += n_tac
                         d["tactics_with_premises"] += with_premises
             finally:
                 for w in writers.values():
@@ -434,6 +439,51 @@ def _export(
     return result
 
 
+def _histogram_sql(db: Database, drop_tactics: bool) -> tuple[dict[int, int], int]:
+    """:func:`weighted_histogram` of the selection (``temp._sel``), computed by SQLite: for each
+    number ``k`` of distinct premises, the tactics with premises of the theorems with ``k``
+    (in the order of the first theorem with each ``k``, as the Python version builds it)."""
+    where = f"WHERE {DROP_TACTIC_SQL}" if drop_tactics else ""
+    hist = dict(
+        db.conn.execute(
+            "SELECT k, SUM(w) FROM (SELECT ta.theorem_id AS tid, "
+            "COUNT(DISTINCT a.full_name) AS k, COUNT(DISTINCT ta.id) AS w FROM temp._sel s "
+            "JOIN tactics ta ON ta.theorem_id = s.theorem_id "
+            f"JOIN annotations a ON a.tactic_id = ta.id {where} GROUP BY ta.theorem_id) "
+            "GROUP BY k ORDER BY MIN(tid)"
+        ).fetchall()
+    )
+    return hist, sum(hist.values())
+
+
+def _held_out_theorems(db: Database, cfg: ExportConfig, rate: float) -> set[int]:
+    """Ids of the selected theorems whose exported tactics use a held-out premise: each
+    distinct premise name is hashed once in Python, the rest is one SQLite query."""
+    conn = db.conn
+    where = f"AND {DROP_TACTIC_SQL}" if cfg.drop_tactics else ""
+    join = (
+        "FROM temp._sel s JOIN tactics ta ON ta.theorem_id = s.theorem_id "
+        "JOIN annotations a ON a.tactic_id = ta.id"
+    )
+    names = conn.execute(f"SELECT DISTINCT a.full_name {join} WHERE 1 {where}").fetchall()
+    conn.execute("DROP TABLE IF EXISTS temp._held")
+    conn.execute("CREATE TEMP TABLE _held (name TEXT PRIMARY KEY)")
+    try:
+        conn.executemany(
+            "INSERT INTO temp._held VALUES (?)",
+            [n for n in names if premise_held_out(cfg.seed, n[0], rate)],
+        )
+        return {
+            tid
+            for (tid,) in conn.execute(
+                f"SELECT DISTINCT ta.theorem_id {join} "
+                f"WHERE a.full_name IN (SELECT name FROM temp._held) {where}"
+            )
+        }
+    finally:
+        conn.execute("DROP TABLE temp._held")
+
+
 def _write_corpus(db: Database, path: Path) -> tuple[int, int, int]:
     """Write ``corpus.jsonl``; returns (files, premises, files with unknown imports).
 
@@ -447,32 +497,46 @@ def _write_corpus(db: Database, path: Path) -> tuple[int, int, int]:
         "ORDER BY f.imports = 'null', r.date_processed DESC, r.id DESC, f.id"
     ):
         copies.setdefault(fpath, []).append((fid, imports))
+    firsts = [versions[0][0] for versions in copies.values()]
+    others = [fid for versions in copies.values() for fid, _ in versions[1:]]
+    premises_of = corpus_lines(db.conn, firsts + others)
     num_premises = unknown = 0
-    with path.open("w", encoding="utf-8") as f:
+    with path.open("wb", buffering=1 << 20) as f:
         for fpath, versions in sorted(copies.items(), key=lambda kv: kv[1][0][0]):
-            fid, imports = versions[0]
-            line = corpus_line(db.conn, fid, fpath, imports)
-            names = {p["full_name"] for p in line["premises"]}
-            for other, other_imports in versions[1:]:
-                for premise in corpus_line(db.conn, other, fpath, other_imports)["premises"]:
-                    if premise["full_name"] not in names:
-                        names.add(premise["full_name"])
-                        line["premises"].append(premise)
-            num_premises += len(line["premises"])
-            unknown += IMPORTS_KNOWN in line
-            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+            fid, imports_json = versions[0]
+            imports = json.loads(imports_json)
+            premises = premises_of[fid]
+            line: dict[str, Any] = {
+                "path": fpath,
+                "imports": [] if imports is None else imports,
+                "premises": premises,
+            }
+            if imports is None:
+                line[IMPORTS_KNOWN] = False
+            if len(versions) > 1:
+                names = {p["full_name"] for p in premises}
+                for other, _ in versions[1:]:
+                    for premise in premises_of[other]:
+                        if premise["full_name"] not in names:
+                            names.add(premise["full_name"])
+                            premises.append(premise)
+            num_premises += len(premises)
+            unknown += imports is None
+            f.write(dumps(line) + b"\n")
     return len(copies), num_premises, unknown
 
 
 def _write_traced_files(db: Database, path: Path) -> int:
     seen: set[str] = set()
-    with path.open("w", encoding="utf-8") as f:
+    with path.open("wb", buffering=1 << 20) as f:
         for (p,) in db.conn.execute(
             "SELECT path FROM traced_files WHERE repo_id IN (SELECT id FROM temp._sel_repos) ORDER BY repo_id, idx"
         ):
             if p not in seen:
                 seen.add(p)
-                f.write(json.dumps({"traced_file_path": p}, ensure_ascii=False) + "\n")
+                # LeanDojo's own spacing: a small file, byte-identical to the source's lines
+                line = json.dumps({"traced_file_path": p}, ensure_ascii=False) + "\n"
+                f.write(line.encode("utf-8"))
     return len(seen)
 
 

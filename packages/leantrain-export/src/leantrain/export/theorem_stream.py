@@ -11,6 +11,8 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
+
 DROP_TACTIC_SQL = "ta.state_before != 'no goals' AND instr(ta.tactic, '·') = 0"
 """Tactics LeanDojo-v2 leaves out of an export: after the proof is done, or focusing dots."""
 
@@ -59,14 +61,18 @@ def iter_theorems(
         f"JOIN annotations a ON a.tactic_id = ta.id {where} ORDER BY ta.theorem_id, ta.idx, a.idx",
         params,
     )
-    tac = tactics.fetchone()
-    ann = annotations.fetchone()
+    next_tac = iter(tactics).__next__
+    next_ann = iter(annotations).__next__
+    tac = next(tactics, None)
+    ann = next(annotations, None)
+    loads = json.loads
     for row in theorems:
         tid = row[0]
         traced: list[dict[str, Any]] = []
         while tac is not None and tac[0] == tid:
+            tacid = tac[1]
             provenances = []
-            while ann is not None and ann[0] == tac[1]:
+            while ann is not None and ann[0] == tacid:
                 provenances.append(
                     {
                         "full_name": ann[1],
@@ -75,7 +81,10 @@ def iter_theorems(
                         "def_end_pos": [ann[5], ann[6]],
                     }
                 )
-                ann = annotations.fetchone()
+                try:
+                    ann = next_ann()
+                except StopIteration:
+                    ann = None
             entry = {
                 "tactic": tac[2],
                 "annotated_tactic": [tac[2] if tac[3] is None else tac[3], provenances],
@@ -83,9 +92,12 @@ def iter_theorems(
                 "state_after": tac[5],
             }
             if tac[6]:
-                entry.update(json.loads(tac[6]))
+                entry.update(loads(tac[6]))
             traced.append(entry)
-            tac = tactics.fetchone()
+            try:
+                tac = next_tac()
+            except StopIteration:
+                tac = None
         record = {
             "url": row[1],
             "commit": row[2],
@@ -97,8 +109,38 @@ def iter_theorems(
             "traced_tactics": traced,
         }
         if row[10]:
-            record.update(json.loads(row[10]))
+            record.update(loads(row[10]))
         yield tid, record
+
+
+def dumps(obj: Any) -> bytes:
+    """Compact UTF-8 JSON of ``obj`` (orjson; the standard library for what orjson cannot
+    encode, such as integers beyond 64 bits in an unknown field)."""
+    try:
+        return orjson.dumps(obj)
+    except orjson.JSONEncodeError:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def corpus_lines(conn: Any, file_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """The premises of the corpus files ``file_ids`` (in file order), by file id, read with
+    one query."""
+    conn.execute("DROP TABLE IF EXISTS temp._files")
+    conn.execute("CREATE TEMP TABLE _files (id INTEGER PRIMARY KEY)")
+    conn.executemany("INSERT INTO temp._files VALUES (?)", [(f,) for f in file_ids])
+    out: dict[int, list[dict[str, Any]]] = {f: [] for f in file_ids}
+    loads = json.loads
+    for fid, name, code, sl, sc, el, ec, kind, extra in conn.execute(
+        "SELECT p.file_id, p.full_name, p.code, p.start_line, p.start_col, p.end_line, "
+        "p.end_col, p.kind, p.extra FROM temp._files f JOIN premises p ON p.file_id = f.id "
+        "ORDER BY p.file_id, p.idx"
+    ):
+        p = {"full_name": name, "code": code, "start": [sl, sc], "end": [el, ec], "kind": kind}
+        if extra:
+            p.update(loads(extra))
+        out[fid].append(p)
+    conn.execute("DROP TABLE temp._files")
+    return out
 
 
 def file_premises(conn: Any, file_id: int) -> list[dict[str, Any]]:
