@@ -113,6 +113,7 @@ class LLMTrainer:
         self._model: Any = None
         self._tokenizer: Any = None
         self._trained: tuple[Path, str] | None = None  # (trainer dir, step name) of the model
+        self._last_data: Any = None  # the data of the last step trained
 
     # -- configuration ------------------------------------------------------------------------
     def _build_config(self, config: Any, values: dict[str, Any]) -> Any:
@@ -230,6 +231,7 @@ class LLMTrainer:
             self.model  # noqa: B018 - the configured model, or the one trained so far
         elif (step.init_from.parent, step.init_from.name) != self._trained:
             self._load(step.init_from)
+        self._last_data = step.data  # what evaluate() defaults to after a lifelong run
         dataset = self._dataset(step.data)
         if len(dataset) == 0:
             raise DataError(
@@ -271,11 +273,13 @@ class LLMTrainer:
     # -- evaluation ---------------------------------------------------------------------------
     def evaluate(self, data: Any = None, split: str = "test") -> dict[str, float]:
         """``eval_loss``, ``top1_accuracy``, ``top{k}_accuracy`` on ``split`` of ``data`` (an
-        export dir; default: ``config.data``)."""
+        export dir or a ``Dataset``; default: ``config.data``, else the data of the last step
+        trained, e.g. the merged export of a lifelong run)."""
         from leantrain.llm.evaluation import evaluate_pairs
         from leantrain.llm.training_data import load_rl_dataset, references
 
-        data = data if data is not None else self.config.data
+        if data is None:
+            data = self.config.data if self.config.data is not None else self._last_data
         if data is None:
             raise ConfigError("nothing to evaluate on", hint="pass data=… (--data DIR)")
         dataset = load_rl_dataset(

@@ -149,6 +149,7 @@ class RetrievalTrainer:
         """Fit on ``step.data`` from ``step.init_from`` (or the configured encoder); the best
         model by validation R@10, with its EWC consolidated, becomes the current one."""
         cfg = self.config
+        self._last_data = step.data  # what evaluate() defaults to after a lifelong run
         L.seed_everything(cfg.seed + step.index, workers=True, verbose=False)
         model = self._start_model(step.init_from)
         dm = RetrievalDataModule(
@@ -219,10 +220,13 @@ class RetrievalTrainer:
         ``split`` of an export directory, and ``reachable_fraction`` (the fraction of positive
         premises accessible at all, shared by both): the random split's un-prefixed, the
         novel_premises split's prefixed ``novel_``. ``data`` (or LeanDojo-v2's
-        ``dataset_path``) defaults to ``config.data_path``."""
+        ``dataset_path``) defaults to ``config.data_path``, else the data of the last step
+        trained (the merged export of a lifelong run)."""
         from leantrain.retrieval.evaluation import evaluate_retriever
 
-        data = next((d for d in (data, dataset_path, self.config.data_path) if d is not None), None)
+        last = getattr(self, "_last_data", None)
+        given = (data, dataset_path, self.config.data_path, last)
+        data = next((d for d in given if d is not None), None)
         if data is None:
             raise ConfigError(
                 "nothing to evaluate on", hint="pass an export dir: evaluate(data_dir, split)"
