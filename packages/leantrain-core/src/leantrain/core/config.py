@@ -156,18 +156,38 @@ def _type_ok(value: Any, tp: Any) -> bool:
     return True
 
 
-def config_from_dict(cls: type[C], data: Mapping[str, Any] | None, *, source: str = "config") -> C:
-    """Build ``cls`` from a plain dict; unknown keys and wrongly typed values are errors."""
-    data = resolve_aliases(cls, dict(data or {}), source=source)
-    check_keys(cls, list(data), source=source)
+MAX_INT = 2**63 - 1
+"""The largest integer setting :func:`check_numbers` accepts (a 64-bit signed integer: seeds,
+step counts and sizes go to torch / numpy / SQLite, which hold no more)."""
+
+
+def check_types(cls: type, data: Mapping[str, Any], *, source: str = "config") -> None:
+    """Raise :class:`ConfigError` for the first value of ``data`` (dict / YAML input) whose
+    type does not fit its field of ``cls`` (``seed: [1, 2]``, ``model_name: {a: 1}``)."""
     hints = _resolve_hints(cls)
     for key, value in data.items():
         tp = hints.get(key, Any)
         if not _type_ok(value, tp):
+            shown = _short_repr(value)
             raise ConfigError(
-                f"{source}: key '{key}' has the wrong type: got {type(value).__name__} {value!r}",
+                f"{source}: key '{key}' has the wrong type: got {type(value).__name__} {shown}",
                 hint=f"expected {getattr(tp, '__name__', None) or str(tp).replace('typing.', '')}",
             )
+
+
+def _short_repr(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters (a huge YAML value stays one short line)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+        return f"<an integer of {len(str(abs(value)))} digits>"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def config_from_dict(cls: type[C], data: Mapping[str, Any] | None, *, source: str = "config") -> C:
+    """Build ``cls`` from a plain dict; unknown keys and wrongly typed values are errors."""
+    data = resolve_aliases(cls, dict(data or {}), source=source)
+    check_keys(cls, list(data), source=source)
+    check_types(cls, data, source=source)
     return _build(cls, data, source=source)
 
 
@@ -208,12 +228,18 @@ def check_numbers(cfg: Any, rules: Mapping[str, str], *, prefix: str = "--") -> 
     """Raise one :class:`ConfigError` naming the flag for the first number of ``cfg`` out of
     its range: ``rules`` maps a field to one of ``>=1``, ``>0``, ``>=0``, ``[0,1]``, ``[0,1)``,
     ``-1|>=1``. ``None`` (where a field allows it), non-numbers and absent fields are skipped;
-    NaN and infinity are out of every range."""
+    NaN, infinity and integers beyond :data:`MAX_INT` (``seed: 1000…0`` of 400 digits) are out
+    of every range."""
     for name, rule in rules.items():
         value = getattr(cfg, name, None)
         if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
         ok, expected = _NUMBER_RULES[rule]
+        if isinstance(value, int) and abs(value) > MAX_INT:
+            raise ConfigError(
+                f"{prefix}{name} must be {expected} and at most {MAX_INT:,}, "
+                f"got {_short_repr(value)}"
+            )
         if not (math.isfinite(value) and ok(value)):
             raise ConfigError(f"{prefix}{name} must be {expected}, got {value!r}")
 
@@ -442,6 +468,7 @@ def parse_cli(
     if config_path is not None:
         yaml_data = resolve_aliases(cls, load_yaml(config_path), source=config_path)
         check_keys(cls, list(yaml_data), source=config_path)
+        check_types(cls, yaml_data, source=config_path)
         data.update(yaml_data)
     if normalized:
         parser = build_parser(cls, prog=prog)

@@ -6,6 +6,9 @@ directory or any directory above it, a file, a system directory, and an existing
 holds files leantrain did not write. A directory leantrain wrote carries a marker file
 (``.leantrain``, saying which kind of output it is), so replacing or resuming its own earlier
 output stays possible and atomic.
+
+Commands that write one file (``progress make-data --out rows.jsonl``) call
+:func:`check_output_file`: a new path, or a file that the same command wrote before.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from leantrain.core.atomic import atomic_write_json
@@ -108,3 +112,39 @@ def claim_output_dir(
     if output_kind(path) != kind:
         write_marker(path, kind)
     return path
+
+
+def check_output_file(
+    path: str | Path | None,
+    *,
+    is_own: Callable[[Path], bool],
+    flag: str = "--out",
+    example: str = "out.jsonl",
+) -> Path:
+    """Raise :class:`ConfigError` unless leantrain may write a file at ``path``: a new path
+    (its missing parent directories are created when written), or an existing file for which
+    ``is_own`` says the same command wrote it (replaced atomically). Refused: ``""``, a
+    directory (``.``, ``..``, ``/`` …), anything under a system directory or under a file, and
+    every other existing file. Returns the path."""
+    hint = f"give a new file name, e.g. {flag} {example}"
+    if path is None or not str(path).strip():
+        raise ConfigError(f"{flag} is empty", hint=hint)
+    raw = Path(path)
+    resolved = raw.expanduser().resolve()
+    if any(resolved == Path(r) or Path(r) in resolved.parents for r in _SYSTEM_ROOTS):
+        raise ConfigError(f"{flag} {str(path)!r} is in a system directory", hint=hint)
+    blocker = next((p for p in resolved.parents if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise ConfigError(
+            f"{flag} {str(path)!r} is under {str(blocker)!r}, which is a file", hint=hint
+        )
+    if resolved.is_dir():
+        raise ConfigError(f"{flag} {str(path)!r} is a directory, not a file", hint=hint)
+    if resolved.exists() and not resolved.is_file():
+        raise ConfigError(f"{flag} {str(path)!r} is not a regular file", hint=hint)
+    if resolved.is_file() and not is_own(resolved):
+        raise ConfigError(
+            f"{flag} {str(path)!r} already exists and is not a file this command wrote",
+            hint=f"leantrain never replaces other files: {hint}, or remove the file first",
+        )
+    return raw

@@ -38,12 +38,13 @@ __all__ = [
 MAX_POS = 10**9
 """The largest line or column number accepted (Lean files are far smaller; SQLite is 64-bit)."""
 
-Coord = Annotated[int, Field(ge=0, le=MAX_POS)]
+Coord = Annotated[int, Field(strict=True, ge=0, le=MAX_POS)]
 Pos = tuple[Coord, Coord]
 """A ``[line, column]`` position in a Lean file (1-based lines, as LeanDojo writes them).
 
-Both numbers are non-negative and at most :data:`MAX_POS`; where a record has a start and an
-end, the start is not after the end.
+Both numbers are JSON integers (strict: ``true``, ``1.0`` and ``"1"`` are refused, not
+converted), non-negative and at most :data:`MAX_POS`; where a record has a start and an end,
+the start is not after the end.
 """
 
 
