@@ -241,6 +241,14 @@ def _repo_infos_from_metadata(path: Path, meta: Any) -> list[RepoInfo]:
                 metadata=extra,
             )
         )
+    else:
+        raise DataError(
+            path,
+            "neither 'from_repo' nor 'repositories': not the metadata.json of a LeanDojo export",
+            field="from_repo",
+            hint='a traced export has "from_repo": {"url": …, "commit": …}; '
+            "a benchmark directory without one may leave metadata.json out",
+        )
     return infos
 
 
@@ -270,8 +278,16 @@ def read_export_dir(root: Path) -> Iterator[SourceItem]:
         )
     corpus = root / "corpus.jsonl"
     if corpus.is_file():
+        lines = 0
         for i, obj in iter_jsonl(corpus, what="corpus files"):
+            lines += 1
             yield SourceItem("premise_file", obj, path=corpus, index=i)
+        if lines == 0:
+            raise DataError(
+                corpus,
+                "the file is empty: no Lean files, so no premises",
+                hint="re-export it (one JSON object per Lean file a line), or remove it",
+            )
     traced = root / "traced_files.jsonl"
     if traced.is_file():
         for i, obj in iter_jsonl(traced):
@@ -329,6 +345,7 @@ def read_dynamic_database(path: Path) -> Iterator[SourceItem]:
         info = _repo_info(_check_repo(r, path, f"repositories[{i}]"), path)
         repo_key = (info.url, info.commit)
         yield SourceItem("repo", info)
+        _check_counts(r, path, i)
         for key in (*_DYN_STATUSES, "premise_files", "files_traced"):
             if r.get(key) is not None and not isinstance(r[key], list):
                 raise DataError(
@@ -364,6 +381,23 @@ def read_dynamic_database(path: Path) -> Iterator[SourceItem]:
                     field=f"repositories[{i}].files_traced",
                 )
             yield SourceItem("traced_file", f, repo=repo_key, path=path)
+
+
+def _check_counts(r: dict[str, Any], path: Path, i: int) -> None:
+    """``total_theorems`` and the ``num_…`` counts of a repository, where given, are
+    non-negative integers (a negative or fractional count is a corrupted file)."""
+    for key, value in r.items():
+        if key != "total_theorems" and not key.startswith("num_"):
+            continue
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 0
+        ):
+            raise DataError(
+                path,
+                f"expected a count (an integer >= 0), got {type(value).__name__} {str(value)[:40]}",
+                field=f"repositories[{i}].{key}",
+                hint=f"'{key}' counts items of the repository, e.g. 12",
+            )
 
 
 _STATUS = {
