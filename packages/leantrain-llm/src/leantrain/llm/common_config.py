@@ -178,8 +178,8 @@ class LeanTrainArguments(
 
     def _check_common(self) -> None:
         check_numbers(self, NUMBER_RULES)
-        if self.use_lora:
-            check_numbers(self, {"lora_r": ">=1", "lora_alpha": ">0", "lora_dropout": "[0,1)"})
+        # checked with or without use_lora: a rank of 0 is a mistake either way
+        check_numbers(self, {"lora_r": ">=1", "lora_alpha": ">0", "lora_dropout": "[0,1)"})
         check_choices(
             type(self), {"split_strategy": self.split_strategy}, source=type(self).__name__
         )
