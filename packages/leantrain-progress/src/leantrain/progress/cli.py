@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from leantrain.core.cli import Command
-from leantrain.core.config import parse_cli
+from leantrain.core.config import check_numbers, parse_cli
 from leantrain.core.errors import ConfigError
 
 _SUBCOMMANDS = {
@@ -39,11 +39,17 @@ class MakeDataOptions:
     )
     split: list[str] = field(
         default_factory=lambda: ["train"],
-        metadata={"help": "Splits to read: train, val, test or all (repeatable)."},
+        metadata={
+            "help": "Splits to read: train, val, test or all (repeatable).",
+            "choices": ("train", "val", "test", "all"),
+        },
     )
     strategy: str = field(
         default="random",
-        metadata={"help": "Split strategy directory of an export: random or novel_premises."},
+        metadata={
+            "help": "Split strategy directory of an export: random or novel_premises.",
+            "choices": ("random", "novel_premises"),
+        },
     )
     sorry_policy: Literal["drop_theorem", "drop_tactic"] = field(
         default="drop_theorem",
@@ -56,6 +62,9 @@ class MakeDataOptions:
         default=4.0, metadata={"help": "Most copies of a proof-length bin when rebalancing."}
     )
     seed: int = field(default=42, metadata={"help": "Random seed of the rebalancing."})
+
+    def __post_init__(self) -> None:
+        check_numbers(self, {"max_oversample": ">=1", "seed": ">=0"})
 
 
 @dataclass
@@ -105,7 +114,7 @@ def _print_json(obj: object) -> None:
 
 
 def _make_data(argv: list[str]) -> int:
-    from leantrain.progress.labels import LabelStats, make_progress_data
+    from leantrain.progress.labels import LabelStats, check_rows_out, make_progress_data
 
     opts = parse_cli(MakeDataOptions, argv, prog="leantrain progress make-data")
     if not opts.data or not opts.out:
@@ -113,6 +122,7 @@ def _make_data(argv: list[str]) -> int:
             "make-data needs --data and --out",
             hint="leantrain progress make-data --data DIR --out rows.jsonl",
         )
+    check_rows_out(opts.out, flag="--out")  # before any data is read
     stats = LabelStats()
     rows = make_progress_data(
         opts.data,

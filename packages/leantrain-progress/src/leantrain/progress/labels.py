@@ -22,6 +22,7 @@ can keep all rows of one proof on the same side; the progress row schema keeps e
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from collections import defaultdict
@@ -31,8 +32,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from leantrain.core.atomic import atomic_write_jsonl
-from leantrain.core.errors import DataError
+from leantrain.core.errors import ConfigError, DataError
 from leantrain.core.lean_text import contains_sorry
+from leantrain.core.output_dir import check_output_file
 from leantrain.core.schemas import Theorem, load_theorems
 
 SorryPolicy = Literal["drop_theorem", "drop_tactic"]
@@ -192,6 +194,28 @@ def split_files(
     )
 
 
+ROW_KEYS = ("goal", "prefix", "tactic", "steps_remaining")
+
+
+def is_progress_rows_file(path: str | Path) -> bool:
+    """Whether ``path`` is a JSONL file of progress rows (what :func:`make_progress_data`
+    writes): its first line is a JSON object with every key of :data:`ROW_KEYS`. Only such a
+    file may be replaced by a new ``--out``; never a file of the user's."""
+    try:
+        with Path(path).open("rb") as f:
+            first = f.readline(1 << 20)
+        row = json.loads(first.decode("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(row, dict) and all(k in row for k in ROW_KEYS)
+
+
+def check_rows_out(out: str | Path, *, flag: str = "out") -> Path:
+    """Raise :class:`~leantrain.core.errors.ConfigError` unless ``out`` may receive progress
+    rows: a new file, or rows written before (see :func:`is_progress_rows_file`)."""
+    return check_output_file(out, is_own=is_progress_rows_file, flag=flag, example="rows.jsonl")
+
+
 def make_progress_data(
     source: str | Path,
     out: str | Path | None = None,
@@ -207,8 +231,17 @@ def make_progress_data(
     """Progress rows from traced theorems; written atomically as JSONL when ``out`` is given.
 
     ``source`` is anything :func:`split_files` accepts. Returns the rows (after optional
-    rebalancing by proof length). An input without a single usable proof is a ``DataError``.
+    rebalancing by proof length). An input without a single usable proof is a ``DataError``;
+    an ``out`` that is not new or earlier rows (:func:`check_rows_out`) or a ``max_oversample``
+    below 1 is a ``ConfigError``, before anything is read.
     """
+    if out is not None:
+        check_rows_out(out)
+    if not (max_oversample >= 1):  # also NaN
+        raise ConfigError(
+            f"max_oversample must be at least 1, got {max_oversample!r}",
+            hint="it is the most copies of a proof-length bin (1: no oversampling)",
+        )
     stats = stats if stats is not None else LabelStats()
     rows: list[dict[str, Any]] = []
     files = split_files(source, splits, strategy)
