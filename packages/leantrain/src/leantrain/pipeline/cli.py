@@ -123,9 +123,18 @@ def _run_pipeline(config: Any, *, quiet: bool, jsonl: bool, verbose: bool = Fals
         _hush_libraries()
 
     with _Progress(enabled=not (quiet or jsonl)) as bar:
-        pipe = Pipeline(config, echo_events=jsonl, progress=bar)
-        if not (quiet or jsonl):
-            print(f"run directory: {pipe.run_dir}", file=sys.stderr)
+        announced = False
+
+        def progress(message: str, done: int, total: int) -> None:
+            # The run directory is shown when training starts (after the sources were imported
+            # and the repositories chosen): a bad source or repos: prints only its error line.
+            nonlocal announced
+            if not announced and bar.enabled:
+                announced = True
+                print(f"run directory: {pipe.run_dir}", file=sys.stderr)
+            bar(message, done, total)
+
+        pipe = Pipeline(config, echo_events=jsonl, progress=progress)
         result = pipe.run()
     _print_summary(result, quiet, jsonl)
     return 0

@@ -55,6 +55,18 @@ def _is_trace_source(source: str) -> bool:
     return source != "sample" and "@" in source and not Path(source).exists()
 
 
+def check_sources(sources: list[str]) -> None:
+    """Raise :class:`ConfigError` for the first source that is a local path and does not exist
+    (before the run directory is created or anything is imported)."""
+    for source in sources:
+        if source != "sample" and not _is_trace_source(source) and not Path(source).exists():
+            raise ConfigError(
+                f"source {source!r} in 'sources' does not exist",
+                hint="give 'sample', an export directory, a dynamic_database.json "
+                "or URL@COMMIT to trace",
+            )
+
+
 class Pipeline:
     """Run a :class:`PipelineConfig`: ``Pipeline(config).run()`` returns a result dict.
 
@@ -150,6 +162,8 @@ class Pipeline:
         from leantrain.export import Database
 
         cfg = self.config
+        if not (self.run_dir / IMPORTS_NAME).is_file():  # imported before: sources not re-read
+            check_sources(cfg.sources)
         claim_output_dir(
             self.run_dir,
             kind="run",

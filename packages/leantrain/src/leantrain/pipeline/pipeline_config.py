@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from leantrain.core.config import config_fields, config_from_dict
+from leantrain.core.config import check_numbers, config_fields, config_from_dict
 from leantrain.core.errors import ConfigError
 
 TRAINERS = ("sft", "grpo", "retrieval", "progress")
@@ -135,6 +135,7 @@ class PipelineConfig:
                 f"'name' must be a plain name (letters, digits, '.', '_', '-'), got {self.name!r}",
                 hint="it names ./leantrain-runs/<name>; set run_dir to put the run elsewhere",
             )
+        check_numbers(self, {"seed": ">=0"}, prefix="pipeline config: ")
         if self.run_dir is not None and not str(self.run_dir).strip():
             raise ConfigError(
                 "'run_dir' (--run-dir) is empty",
