@@ -238,6 +238,29 @@ def test_check_numbers_names_the_flag():
     check_numbers(TrainConfig(output_dir=None), {"output_dir": ">=1", "missing": ">0"})
 
 
+def test_check_numbers_refuses_huge_integers_in_one_line():
+    from leantrain.core.config import MAX_INT, check_numbers
+
+    check_numbers(TrainConfig(max_steps=MAX_INT), {"max_steps": "-1|>=1"})
+    with pytest.raises(ConfigError) as e:  # math.isfinite(10**400) raised OverflowError
+        check_numbers(TrainConfig(max_steps=10**400), {"max_steps": "-1|>=1"})
+    assert str(e.value).startswith("--max_steps must be") and "401 digits" in str(e.value)
+    assert "\n" not in str(e.value) and len(str(e.value)) < 200
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [("max_steps: [1, 2]\n", "max_steps"), ("model_name: {a: 1}\n", "model_name")],
+)
+def test_cli_config_file_values_are_type_checked(tmp_path, text, key):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=f"c.yaml: key '{key}' has the wrong type"):
+        parse_cli(TrainConfig, ["--config", str(path)])
+    path.write_text("learning_rate: 3\nrepos: [a]\n")  # an int is a float; lists stay lists
+    assert parse_cli(TrainConfig, ["--config", str(path)]).learning_rate == 3
+
+
 def test_choices_in_field_metadata_are_enforced() -> None:
     import dataclasses
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from leantrain.core.errors import ConfigError
-from leantrain.core.output_dir import claim_output_dir, output_kind
+from leantrain.core.output_dir import check_output_file, claim_output_dir, output_kind
 
 
 @pytest.mark.parametrize("bad", ["", " ", ".", "/", "~", ".."])
@@ -45,3 +45,41 @@ def test_own_output_is_reused_or_overwritten_but_not_another_kind(tmp_path: Path
     empty = tmp_path / "empty"
     empty.mkdir()
     assert output_kind(claim_output_dir(empty, kind="run")) == "run"
+
+
+def _ours(path: Path) -> bool:
+    return path.read_text().startswith("OURS")
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("", "is empty"),
+        (".", "is a directory"),
+        ("..", "is a directory"),
+        ("/", "is a directory"),
+        ("theirs", "is a directory"),
+        ("keep.txt", "is not a file this command wrote"),
+        ("keep.txt/sub.jsonl", "which is a file"),
+        ("/proc/leantrain-test.jsonl", "system directory"),
+    ],
+)
+def test_output_file_refuses_directories_system_paths_and_other_files(
+    target: str, message: str, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "keep.txt").write_text("mine")
+    (tmp_path / "theirs").mkdir()
+    with pytest.raises(ConfigError, match=message) as e:
+        check_output_file(target, is_own=_ours, flag="--out", example="rows.jsonl")
+    assert str(e.value).startswith("--out") and "rows.jsonl" in (e.value.hint or "")
+    assert (tmp_path / "keep.txt").read_text() == "mine"
+
+
+def test_output_file_may_be_new_or_the_commands_own(tmp_path: Path) -> None:
+    assert (
+        check_output_file(tmp_path / "new" / "r.jsonl", is_own=_ours)
+        == tmp_path / "new" / "r.jsonl"
+    )
+    (tmp_path / "r.jsonl").write_text("OURS\n")
+    assert check_output_file(tmp_path / "r.jsonl", is_own=_ours) == tmp_path / "r.jsonl"

@@ -140,6 +140,10 @@ def test_extra_fields_are_kept_and_annotation_optional(tmp_path):
         ({"end": [2, -5]}, "end[1]", "greater than or equal to 0"),
         ({"start": [5, 0], "end": [2, 5]}, "end", r"end \[2, 5\] is before start \[5, 0\]"),
         ({"start": [2, 6], "end": [2, 5]}, "end", "is before start"),
+        # strict integers: a bool, a float or a numeric string is not taken as a number
+        ({"start": [True, 1]}, "start[0]", "valid integer .*got bool"),
+        ({"end": [30, 1.0]}, "end[1]", "valid integer .*got float"),
+        ({"start": ["1", 1]}, "start[0]", "valid integer .*got str"),
     ],
 )
 def test_theorem_positions_are_bounded_and_ordered(tmp_path, change, field, message):

@@ -115,6 +115,15 @@ CASES = [
         _write("metadata.json", json.dumps({"repositories": {"url": URL}}).encode()),
         "expected a list of repositories",
     ),
+    (
+        "metadata_without_repository",
+        "metadata.json",
+        _write("metadata.json", json.dumps({"theorems": {"creation_time": "x"}}).encode()),
+        "neither 'from_repo' nor 'repositories'",
+    ),
+    ("corpus_empty", CORPUS, _write(CORPUS, b""), "the file is empty: no Lean files"),
+    ("corpus_blank", CORPUS, _write(CORPUS, b"  \n\t\n"), "the file is empty: no Lean files"),
+    ("start_bool", TRAIN, _theorem(start=[True, 1]), r"start\[0\].*valid integer"),
 ]
 
 
@@ -156,6 +165,9 @@ def test_empty_splits_and_empty_dynamic_database_say_so(tmp_path):
         ({"url": URL, "commit": "c", "proven_theorems": "x"}, "repositories[0].proven_theorems"),
         ({"url": URL, "commit": "c", "files_traced": [1]}, "repositories[0].files_traced"),
         ("a string", "repositories[0]"),
+        ({"url": URL, "commit": "c", "total_theorems": -5}, "repositories[0].total_theorems"),
+        ({"url": URL, "commit": "c", "num_premises": 1.5}, "repositories[0].num_premises"),
+        ({"url": URL, "commit": "c", "num_premises": True}, "repositories[0].num_premises"),
     ],
 )
 def test_bad_dynamic_database_repositories(tmp_path, repo, field):

@@ -131,3 +131,49 @@ def test_cli_evaluate_matches_python(
     assert json.loads(out)["mae"] == pytest.approx(
         ProgressPredictor.from_pretrained(trained["dir"]).evaluate(trained["eval_rows"])["mae"]
     )
+
+
+def test_make_data_writes_only_new_files_or_its_own_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_json(
+        tmp_path / "export" / "random" / "train.json", [theorem("t", [tactic("simp", "⊢ True")])]
+    )
+    (tmp_path / "keep.txt").write_text("precious\n")
+    (tmp_path / "mine").mkdir()
+    for out, message in [
+        ("keep.txt", "already exists and is not a file this command wrote"),
+        ("keep.txt/rows.jsonl", "which is a file"),
+        (".", "is a directory"),
+        ("mine", "is a directory"),
+        ("/proc/rows.jsonl", "system directory"),
+    ]:
+        code, _, err = _run(capsys, "make-data", "--data", "export", "--out", out)
+        assert code == 2 and err.startswith(f"error: --out '{out}'") and message in err, err
+        assert len(err.strip().splitlines()) == 1
+    assert (tmp_path / "keep.txt").read_text() == "precious\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export", "keep.txt", "mine"]
+    for _ in range(2):  # a new file, then its own earlier rows (replaced)
+        code, _, err = _run(capsys, "make-data", "--data", "export", "--out", "rows.jsonl")
+        assert code == 0, err
+    assert json.loads((tmp_path / "rows.jsonl").read_text())["tactic"] == "simp"
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--max_oversample", "-1"], "--max_oversample must be at least 1, got -1"),
+        (["--max_oversample", "0.5"], "--max_oversample must be at least 1"),
+        (["--seed", "-7"], "--seed must be zero or more"),
+        (["--strategy", "nosuch"], "'strategy' cannot be 'nosuch'"),
+        (["--split", "trian"], "'split' cannot be 'trian'"),
+    ],
+)
+def test_make_data_checks_its_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    out = tmp_path / "rows.jsonl"
+    code, _, err = _run(capsys, "make-data", "--data", str(tmp_path), "--out", str(out), *flags)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert not out.exists()

@@ -73,3 +73,21 @@ def test_alias_bomb_under_repos_fails_fast(tmp_path, capsys):
     assert main(["pipeline", "--config", "p.yaml"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "alias bomb" in err[0]
+
+
+def test_a_missing_source_is_one_line_and_no_run_directory(tmp_path, capsys):
+    (tmp_path / "p.yaml").write_text("sources: [does/not/exist]\ntrainers: [progress]\n")
+    assert main(["pipeline", "--config", "p.yaml"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "error: source 'does/not/exist' in 'sources' does not exist — give 'sample', an export "
+        "directory, a dynamic_database.json or URL@COMMIT to trace"
+    ]
+    assert not (tmp_path / "leantrain-runs").exists()
+
+
+def test_a_huge_seed_is_one_line(tmp_path, capsys):
+    (tmp_path / "p.yaml").write_text(f"seed: {10**400}\ntrainers: [progress]\n")
+    assert main(["pipeline", "--config", "p.yaml"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "seed must be zero or more and at most" in err[0]
