@@ -153,3 +153,72 @@ def test_export_output_matches_the_golden_hash(golden_db, tmp_path, case, repos,
         )
     assert res.num_theorems > 0
     assert export_digest(tmp_path / case) == GOLDEN[case]
+
+
+def _downgrade_to_v1(src: Path, dst: Path) -> None:
+    """Write ``dst``: the database ``src`` as schema version 1 stored it (a row per tactic and
+    per annotation), to test the migration on the golden input."""
+    import sqlite3
+
+    from leantrain.export.schema import _V1, APPLICATION_ID
+
+    old = sqlite3.connect(src)
+    new = sqlite3.connect(dst)
+    new.executescript(_V1)
+    new.executemany(
+        "INSERT INTO repositories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        old.execute("SELECT * FROM repositories").fetchall(),
+    )
+    tactic_id = 0
+    for row in old.execute(
+        "SELECT id, repo_id, file_path, full_name, theorem_statement, start_line, start_col, "
+        "end_line, end_col, status, num_tactics, extra, tactics_json FROM theorems"
+    ):
+        new.execute("INSERT INTO theorems VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row[:12])
+        for i, t in enumerate(json.loads(row[12])):
+            tactic_id += 1
+            known = ("tactic", "annotated_tactic", "state_before", "state_after")
+            extra = {k: v for k, v in t.items() if k not in known}
+            new.execute(
+                "INSERT INTO tactics VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    tactic_id,
+                    row[0],
+                    i,
+                    t["tactic"],
+                    t["annotated_tactic"][0],
+                    t["state_before"],
+                    t["state_after"],
+                    json.dumps(extra) if extra else None,
+                ),
+            )
+            for j, p in enumerate(t["annotated_tactic"][1]):
+                new.execute(
+                    "INSERT INTO annotations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (tactic_id, j, p["full_name"], p["def_path"], *p["def_pos"], *p["def_end_pos"]),
+                )
+    for table in ("premise_files", "premises", "traced_files"):
+        rows = old.execute(f"SELECT * FROM {table}").fetchall()
+        marks = ", ".join("?" * len(rows[0]))
+        new.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+    new.execute("PRAGMA user_version = 1")
+    new.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    new.commit()
+    new.close()
+    old.close()
+
+
+def test_a_version_1_database_migrates_to_the_same_export(golden_db, tmp_path):
+    from leantrain.export.schema import SCHEMA_VERSION
+
+    v1 = tmp_path / "v1.db"
+    _downgrade_to_v1(golden_db, v1)
+    with Database(v1) as db:
+        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert db.stats()["tactics"] > 0 and db.stats()["annotations"] > 0
+        export_merged_data(db, None, tmp_path / "out")
+        dump = db.dump_json(tmp_path / "dump.json")
+    assert export_digest(tmp_path / "out") == GOLDEN["all"]
+    with Database(golden_db) as db:
+        db.dump_json(tmp_path / "dump2.json")
+    assert json.loads(dump.read_text()) == json.loads((tmp_path / "dump2.json").read_text())

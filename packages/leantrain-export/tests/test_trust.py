@@ -276,7 +276,7 @@ def test_database_from_before_application_id_is_adopted(tmp_path):
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path)
     conn.executescript(_V1)
-    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    conn.execute("PRAGMA user_version = 1")  # the version such databases were at
     conn.execute(
         "INSERT INTO repositories (url, commit_hash, name, date_processed) "
         "VALUES ('https://e/old', 'c0', 'old', '2024-01-01T00:00:00+00:00')"
@@ -292,7 +292,7 @@ def test_database_from_before_application_id_is_adopted(tmp_path):
     other = tmp_path / "mixed.db"
     conn = sqlite3.connect(other)
     conn.executescript(_V1 + ";CREATE TABLE notes (x);")
-    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    conn.execute("PRAGMA user_version = 1")
     conn.commit()
     conn.close()
     with pytest.raises(DataError, match="not a leantrain database"):
@@ -302,6 +302,14 @@ def test_database_from_before_application_id_is_adopted(tmp_path):
         "theorems",
         "tactics",
         "annotations",
+        "premise_files",
+        "premises",
+        "traced_files",
+    }
+    assert tables_of_version(SCHEMA_VERSION) == {
+        "repositories",
+        "theorems",
+        "premise_uses",
         "premise_files",
         "premises",
         "traced_files",
@@ -353,10 +361,12 @@ _IMPORTER = textwrap.dedent("""
 def _counts(path: Path) -> dict[str, int]:
     conn = sqlite3.connect(path)
     try:
-        return {
+        counts = {
             t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
             for t in sorted(tables_of_version(SCHEMA_VERSION))
         }
+        counts["tactics"] = conn.execute("SELECT SUM(num_tactics) FROM theorems").fetchone()[0]
+        return counts
     finally:
         conn.close()
 

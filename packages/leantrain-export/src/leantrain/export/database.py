@@ -289,10 +289,10 @@ class Database:
             "sorry_theorems": q(
                 "SELECT COUNT(*) FROM theorems WHERE status != 'proven'"
             ).fetchone()[0],
-            "tactics": q("SELECT COUNT(*) FROM tactics").fetchone()[0],
-            "annotations": q("SELECT COUNT(*) FROM annotations").fetchone()[0],
+            "tactics": q("SELECT COALESCE(SUM(num_tactics), 0) FROM theorems").fetchone()[0],
+            "annotations": q("SELECT COUNT(*) FROM premise_uses").fetchone()[0],
             "distinct_annotated_premises": q(
-                "SELECT COUNT(DISTINCT full_name) FROM annotations"
+                "SELECT COUNT(DISTINCT full_name) FROM premise_uses"
             ).fetchone()[0],
             "premise_files": q("SELECT COUNT(*) FROM premise_files").fetchone()[0],
             "premises": q("SELECT COUNT(*) FROM premises").fetchone()[0],

@@ -31,12 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
 from leantrain.core.atomic import atomic_directory
 from leantrain.core.config import config_from_dict
 from leantrain.core.errors import DataError
 from leantrain.core.output_dir import check_output_dir, output_kind, write_marker
 from leantrain.export.database import Database
 from leantrain.export.export_config import ExportConfig
+from leantrain.export.fast_rows import dumps
 from leantrain.export.sources import SPLIT_NAMES, STRATEGIES
 from leantrain.export.splits import (
     calibrate_rate,
@@ -46,11 +48,11 @@ from leantrain.export.splits import (
     theorem_key,
 )
 from leantrain.export.theorem_stream import (
-    DROP_TACTIC_SQL,
     IMPORTS_KNOWN,
-    corpus_lines,
-    dumps,
-    iter_theorems,
+    KEPT_SQL,
+    corpus_premises,
+    theorem_record,
+    theorem_rows,
 )
 
 
@@ -204,11 +206,11 @@ def select_theorems(db: Database, repos: list[str] | None) -> tuple[list[int], i
 
 def theorem_premises(db: Database, *, drop_tactics: bool) -> dict[int, set[str]]:
     """Distinct premise names used by each selected theorem (in its exported tactics)."""
-    where = f"WHERE {DROP_TACTIC_SQL}" if drop_tactics else ""
+    where = f"WHERE {KEPT_SQL}" if drop_tactics else ""
     out: dict[int, set[str]] = {}
     for tid, name in db.conn.execute(
-        "SELECT DISTINCT ta.theorem_id, a.full_name FROM temp._sel s "
-        f"JOIN tactics ta ON ta.theorem_id = s.theorem_id JOIN annotations a ON a.tactic_id = ta.id {where}"
+        "SELECT DISTINCT a.theorem_id, a.full_name FROM temp._sel s "
+        f"JOIN premise_uses a ON a.theorem_id = s.theorem_id {where}"
     ):
         out.setdefault(tid, set()).add(name)
     return out
@@ -216,12 +218,11 @@ def theorem_premises(db: Database, *, drop_tactics: bool) -> dict[int, set[str]]
 
 def premise_tactic_counts(db: Database, *, drop_tactics: bool) -> dict[int, int]:
     """Number of exported tactics with at least one annotated premise, per selected theorem."""
-    where = f"AND {DROP_TACTIC_SQL}" if drop_tactics else ""
+    where = f"WHERE {KEPT_SQL}" if drop_tactics else ""
     return dict(
         db.conn.execute(
-            "SELECT ta.theorem_id, COUNT(*) FROM temp._sel s "
-            "JOIN tactics ta ON ta.theorem_id = s.theorem_id WHERE EXISTS "
-            f"(SELECT 1 FROM annotations a WHERE a.tactic_id = ta.id) {where} GROUP BY ta.theorem_id"
+            "SELECT a.theorem_id, COUNT(DISTINCT a.tactic_idx) FROM temp._sel s "
+            f"JOIN premise_uses a ON a.theorem_id = s.theorem_id {where} GROUP BY a.theorem_id"
         ).fetchall()
     )
 
@@ -283,12 +284,11 @@ def split_summary(
                     cfg.val_fraction + cfg.test_fraction, *weighted_histogram(premises, weights)
                 )
             assign = _Assigner(cfg, rate, premises)
-            where = f"AND {DROP_TACTIC_SQL}" if cfg.drop_tactics else ""
+            n_col = "t.num_kept" if cfg.drop_tactics else "t.num_tactics"
             details = _empty_details()
             for tid, fp, name, sl, sc, el, ec, n_tac in conn.execute(
                 "SELECT t.id, t.file_path, t.full_name, t.start_line, t.start_col, t.end_line, "
-                f"t.end_col, (SELECT COUNT(*) FROM tactics ta WHERE ta.theorem_id = t.id {where}) "
-                "FROM temp._sel s JOIN theorems t ON t.id = s.theorem_id"
+                f"t.end_col, {n_col} FROM temp._sel s JOIN theorems t ON t.id = s.theorem_id"
             ):
                 key = theorem_key(fp, name, (sl, sc), (el, ec))
                 for strategy, split in assign(tid, key).items():
@@ -384,8 +384,10 @@ def _export(
         val, test, seed = cfg.val_fraction, cfg.test_fraction, cfg.seed
 
         total_tactics = conn.execute(
-            "SELECT COUNT(*) FROM temp._sel s JOIN tactics ta ON ta.theorem_id = s.theorem_id"
+            "SELECT COALESCE(SUM(t.num_tactics), 0) FROM temp._sel s "
+            "JOIN theorems t ON t.id = s.theorem_id"
         ).fetchone()[0]
+        with_premises_of = premise_tactic_counts(db, drop_tactics=cfg.drop_tactics)
         with atomic_directory(out_dir) as tmp:
             write_marker(tmp, "export")  # so that a later export may replace this one
             writers = {
@@ -393,13 +395,12 @@ def _export(
             }
             num_tactics = 0
             try:
-                for tid, thm in iter_theorems(conn, "temp._sel", drop_tactics=cfg.drop_tactics):
-                    key = theorem_key(thm["file_path"], thm["full_name"], thm["start"], thm["end"])
-                    tactics = thm["traced_tactics"]
-                    n_tac = len(tactics)
+                for row in theorem_rows(conn, "temp._sel", drop_tactics=cfg.drop_tactics):
+                    tid, n_tac = row[0], row[12]
+                    key = theorem_key(row[3], row[4], row[6:8], row[8:10])
                     num_tactics += n_tac
-                    with_premises = sum(1 for t in tactics if t["annotated_tactic"][1])
-                    data = dumps(thm)  # once, for both strategies
+                    with_premises = with_premises_of.get(tid, 0)
+                    data = _theorem_json(row)  # once, for both strategies
                     for strategy, split in (
                         ("random", random_split(seed, key, val, test)),
                         ("novel_premises", novel_split(seed, key, tid in held, val, test)),
@@ -439,18 +440,26 @@ def _export(
     return result
 
 
+def _theorem_json(row: tuple[Any, ...]) -> bytes:
+    """The JSON of a :func:`~leantrain.export.theorem_stream.theorem_rows` row: its stored
+    tactics text is copied in, not parsed and serialised again."""
+    try:
+        return orjson.dumps(theorem_record(row, orjson.Fragment(row[11])))
+    except orjson.JSONEncodeError:  # an unknown field orjson cannot encode
+        return dumps(theorem_record(row, json.loads(row[11])))
+
+
 def _histogram_sql(db: Database, drop_tactics: bool) -> tuple[dict[int, int], int]:
     """:func:`weighted_histogram` of the selection (``temp._sel``), computed by SQLite: for each
     number ``k`` of distinct premises, the tactics with premises of the theorems with ``k``
     (in the order of the first theorem with each ``k``, as the Python version builds it)."""
-    where = f"WHERE {DROP_TACTIC_SQL}" if drop_tactics else ""
+    where = f"WHERE {KEPT_SQL}" if drop_tactics else ""
     hist = dict(
         db.conn.execute(
-            "SELECT k, SUM(w) FROM (SELECT ta.theorem_id AS tid, "
-            "COUNT(DISTINCT a.full_name) AS k, COUNT(DISTINCT ta.id) AS w FROM temp._sel s "
-            "JOIN tactics ta ON ta.theorem_id = s.theorem_id "
-            f"JOIN annotations a ON a.tactic_id = ta.id {where} GROUP BY ta.theorem_id) "
-            "GROUP BY k ORDER BY MIN(tid)"
+            "SELECT k, SUM(w) FROM (SELECT a.theorem_id AS tid, "
+            "COUNT(DISTINCT a.full_name) AS k, COUNT(DISTINCT a.tactic_idx) AS w "
+            "FROM temp._sel s JOIN premise_uses a ON a.theorem_id = s.theorem_id "
+            f"{where} GROUP BY a.theorem_id) GROUP BY k ORDER BY MIN(tid)"
         ).fetchall()
     )
     return hist, sum(hist.values())
@@ -460,11 +469,8 @@ def _held_out_theorems(db: Database, cfg: ExportConfig, rate: float) -> set[int]
     """Ids of the selected theorems whose exported tactics use a held-out premise: each
     distinct premise name is hashed once in Python, the rest is one SQLite query."""
     conn = db.conn
-    where = f"AND {DROP_TACTIC_SQL}" if cfg.drop_tactics else ""
-    join = (
-        "FROM temp._sel s JOIN tactics ta ON ta.theorem_id = s.theorem_id "
-        "JOIN annotations a ON a.tactic_id = ta.id"
-    )
+    where = f"AND {KEPT_SQL}" if cfg.drop_tactics else ""
+    join = "FROM temp._sel s JOIN premise_uses a ON a.theorem_id = s.theorem_id"
     names = conn.execute(f"SELECT DISTINCT a.full_name {join} WHERE 1 {where}").fetchall()
     conn.execute("DROP TABLE IF EXISTS temp._held")
     conn.execute("CREATE TEMP TABLE _held (name TEXT PRIMARY KEY)")
@@ -476,7 +482,7 @@ def _held_out_theorems(db: Database, cfg: ExportConfig, rate: float) -> set[int]
         return {
             tid
             for (tid,) in conn.execute(
-                f"SELECT DISTINCT ta.theorem_id {join} "
+                f"SELECT DISTINCT a.theorem_id {join} "
                 f"WHERE a.full_name IN (SELECT name FROM temp._held) {where}"
             )
         }
@@ -499,30 +505,30 @@ def _write_corpus(db: Database, path: Path) -> tuple[int, int, int]:
         copies.setdefault(fpath, []).append((fid, imports))
     firsts = [versions[0][0] for versions in copies.values()]
     others = [fid for versions in copies.values() for fid, _ in versions[1:]]
-    premises_of = corpus_lines(db.conn, firsts + others)
+    premises_of = corpus_premises(db.conn, firsts + others)
     num_premises = unknown = 0
     with path.open("wb", buffering=1 << 20) as f:
         for fpath, versions in sorted(copies.items(), key=lambda kv: kv[1][0][0]):
             fid, imports_json = versions[0]
             imports = json.loads(imports_json)
             premises = premises_of[fid]
+            if len(versions) > 1:
+                names = {name for name, _ in premises}
+                for other, _ in versions[1:]:
+                    for name, text in premises_of[other]:
+                        if name not in names:
+                            names.add(name)
+                            premises.append((name, text))
             line: dict[str, Any] = {
                 "path": fpath,
                 "imports": [] if imports is None else imports,
-                "premises": premises,
+                "premises": orjson.Fragment("[" + ",".join(t for _, t in premises) + "]"),
             }
             if imports is None:
                 line[IMPORTS_KNOWN] = False
-            if len(versions) > 1:
-                names = {p["full_name"] for p in premises}
-                for other, _ in versions[1:]:
-                    for premise in premises_of[other]:
-                        if premise["full_name"] not in names:
-                            names.add(premise["full_name"])
-                            premises.append(premise)
             num_premises += len(premises)
             unknown += imports is None
-            f.write(dumps(line) + b"\n")
+            f.write(orjson.dumps(line) + b"\n")
     return len(copies), num_premises, unknown
 
 

@@ -18,12 +18,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
 from leantrain.core.schemas import MAX_POS, Theorem, TracedTactic
 
 THEOREM_FIELDS = frozenset(Theorem.model_fields)
 TACTIC_FIELDS = frozenset(TracedTactic.model_fields)
 PREMISE_FIELDS = frozenset({"full_name", "code", "start", "end", "kind"})
 _PROVENANCE_FIELDS = ("full_name", "def_path", "def_pos", "def_end_pos")
+_TACTIC_ORDER = ("tactic", "annotated_tactic", "state_before", "state_after")
+
+TheoremParts = tuple[tuple[Any, ...], list[tuple[Any, ...]], list[Any] | None]
+"""``(head, tactics, canonical)`` of :func:`theorem_parts`."""
 
 
 def extra_json(obj: dict[str, Any], known: frozenset[str]) -> str | None:
@@ -53,13 +58,16 @@ def _span(start: Any, end: Any) -> tuple[int, int, int, int] | None:
     return (*s, *e)
 
 
-def theorem_parts(raw: Any) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]] | None:
-    """``(head, tactics)`` of a well-formed theorem record, or None (validate with the model).
+def theorem_parts(raw: Any) -> TheoremParts | None:
+    """``(head, tactics, canonical)`` of a well-formed theorem record, or None (validate with
+    the model).
 
     ``head`` is ``(url, commit, file_path, full_name, theorem_statement, start_line,
     start_col, end_line, end_col, extra_json)``; each tactic is ``(tactic, annotated_text or
     None, state_before, state_after, extra_json, provenances)`` with provenances
-    ``[(full_name, def_path, line, col, end_line, end_col), …]``.
+    ``[(full_name, def_path, line, col, end_line, end_col), …]``. ``canonical`` is the
+    record's own ``traced_tactics`` list when it is already exactly in the exported form
+    (:func:`tactic_entries`; what LeanDojo writes), so it can be serialised as it is; else None.
     """
     if type(raw) is not dict:
         return None
@@ -79,16 +87,21 @@ def theorem_parts(raw: Any) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]] | N
     if type(traced) is not list:
         return None
     tactics: list[tuple[Any, ...]] = []
+    canonical = True  # every tactic already in the exported form, key order included
     for tac in traced:
         if type(tac) is not dict:
             return None
+        if canonical and tuple(tac)[:4] != _TACTIC_ORDER:
+            canonical = False
         text, before, after = tac.get("tactic"), tac.get("state_before"), tac.get("state_after")
         if type(text) is not str or type(before) is not str or type(after) is not str:
             return None
         ann = tac.get("annotated_tactic")
         provenances: list[tuple[Any, ...]] = []
         annotated = None
-        if ann is not None:
+        if ann is None:
+            canonical = False
+        else:
             if type(ann) is not list or len(ann) != 2:
                 return None
             annotated, provs = ann
@@ -97,6 +110,8 @@ def theorem_parts(raw: Any) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]] | N
             for p in provs:
                 if type(p) is not dict:
                     return None
+                if canonical and tuple(p) != _PROVENANCE_FIELDS:
+                    canonical = False
                 pname, ppath = p.get("full_name"), p.get("def_path")
                 if type(pname) is not str or type(ppath) is not str:
                     return None
@@ -108,7 +123,7 @@ def theorem_parts(raw: Any) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]] | N
             (text, annotated, before, after, extra_json(tac, TACTIC_FIELDS), provenances)
         )
     head = (url, commit, fp, name, statement, *span, extra_json(raw, THEOREM_FIELDS))
-    return head, tactics
+    return head, tactics, traced if canonical else None
 
 
 def corpus_parts(raw: Any) -> tuple[str, list[str], list[tuple[Any, ...]]] | None:
@@ -141,3 +156,57 @@ def corpus_parts(raw: Any) -> tuple[str, list[str], list[tuple[Any, ...]]] | Non
             return None
         rows.append((name, code, *span, kind, extra_json(p, PREMISE_FIELDS)))
     return path, imports, rows
+
+
+def kept(tactic: str, state_before: str) -> bool:
+    """Whether an export that drops tactics keeps this one (LeanDojo-v2 leaves out tactics
+    after the proof is done and focusing dots; the SQL form is ``kept`` of ``premise_uses``)."""
+    return state_before != "no goals" and "·" not in tactic
+
+
+def tactic_entries(tactics: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """The exported form of :func:`theorem_parts` tactics: ``{tactic, annotated_tactic:
+    [text with marks (the tactic when it had none), [provenance, …]], state_before,
+    state_after}`` then the tactic's unknown fields."""
+    out = []
+    for text, annotated, before, after, extra, provenances in tactics:
+        entry = {
+            "tactic": text,
+            "annotated_tactic": [
+                text if annotated is None else annotated,
+                [
+                    {"full_name": n, "def_path": d, "def_pos": [a, b], "def_end_pos": [c, e]}
+                    for n, d, a, b, c, e in provenances
+                ],
+            ],
+            "state_before": before,
+            "state_after": after,
+        }
+        if extra:
+            entry.update(json.loads(extra))
+        out.append(entry)
+    return out
+
+
+def tactics_json(entries: list[Any], keep: list[bool]) -> tuple[str, str | None, int]:
+    """``(tactics_json, kept_json, num_kept)`` of a theorem (see schema version 2): the
+    exported tactics as JSON, the same without the dropped ones (None when none is dropped),
+    and how many are kept."""
+    full = dumps(entries).decode("utf-8")
+    num_kept = sum(keep)
+    if num_kept == len(entries):
+        return full, None, num_kept
+    return (
+        full,
+        dumps([e for e, k in zip(entries, keep, strict=True) if k]).decode("utf-8"),
+        num_kept,
+    )
+
+
+def dumps(obj: Any) -> bytes:
+    """Compact UTF-8 JSON of ``obj`` (orjson; the standard library for what orjson cannot
+    encode, such as integers beyond 64 bits in an unknown field)."""
+    try:
+        return orjson.dumps(obj)
+    except orjson.JSONEncodeError:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

@@ -20,8 +20,12 @@ from leantrain.export.fast_rows import (
     PREMISE_FIELDS,
     TACTIC_FIELDS,
     THEOREM_FIELDS,
+    TheoremParts,
     corpus_parts,
     extra_json,
+    kept,
+    tactic_entries,
+    tactics_json,
     theorem_parts,
 )
 from leantrain.export.sources import RepoInfo, SourceItem, repo_name
@@ -35,9 +39,7 @@ def iso(date: dt.datetime) -> str:
     return date.astimezone(dt.UTC).isoformat(timespec="microseconds")
 
 
-def _theorem_parts_of(
-    thm: Theorem, raw: dict[str, Any]
-) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
+def _theorem_parts_of(thm: Theorem, raw: dict[str, Any]) -> TheoremParts:
     """The :func:`~leantrain.export.fast_rows.theorem_parts` tuples of a validated theorem."""
     raw_tactics = raw.get("traced_tactics") or []
     tactics = []
@@ -71,7 +73,7 @@ def _theorem_parts_of(
         *thm.end,
         extra_json(raw, THEOREM_FIELDS),
     )
-    return head, tactics
+    return head, tactics, None
 
 
 class Importer:
@@ -94,12 +96,10 @@ class Importer:
             return (conn.execute(f"SELECT MAX({col}) FROM {table}").fetchone()[0] or 0) + 1
 
         self._theorem_id = next_id("theorems")
-        self._tactic_id = next_id("tactics")
         self._file_id = next_id("premise_files")
         self._rows: dict[str, list[tuple[Any, ...]]] = {
             "theorems": [],
-            "tactics": [],
-            "annotations": [],
+            "premise_uses": [],
             "premise_files": [],
             "premises": [],
             "traced_files": [],
@@ -173,7 +173,7 @@ class Importer:
                 if item.value not in self.seen_traced[rid]:
                     self.seen_traced[rid].add(item.value)
                     self._rows["traced_files"].append((rid, len(self.seen_traced[rid]), item.value))
-        if len(self._rows["tactics"]) + len(self._rows["theorems"]) >= _BATCH:
+        if len(self._rows["premise_uses"]) + len(self._rows["theorems"]) >= _BATCH:
             self.flush()
 
     def _add_theorem(self, item: SourceItem) -> None:
@@ -183,7 +183,7 @@ class Importer:
             parts = _theorem_parts_of(
                 validate_record(Theorem, raw, path=item.path, index=item.index), raw
             )
-        head, tactics = parts
+        head, tactics, canonical = parts
         rid = self._repository(item.repo or (head[0], head[1]))
         key = head[2:4] + head[5:9]
         seen = self.seen_theorems[rid]
@@ -198,16 +198,16 @@ class Importer:
         )
         tid = self._theorem_id
         self._theorem_id += 1
-        self._rows["theorems"].append((tid, rid, *head[2:9], status, len(tactics), head[9]))
-        tactic_rows = self._rows["tactics"]
-        annotation_rows = self._rows["annotations"]
-        tacid = self._tactic_id
-        for i, (text, annotated, before, after, extra, provenances) in enumerate(tactics):
-            tactic_rows.append((tacid, tid, i, text, annotated, before, after, extra))
-            if provenances:
-                annotation_rows.extend((tacid, j, *p) for j, p in enumerate(provenances))
-            tacid += 1
-        self._tactic_id = tacid
+        keep = [kept(t[0], t[2]) for t in tactics]
+        entries = canonical if canonical is not None else tactic_entries(tactics)
+        self._rows["theorems"].append(
+            (tid, rid, *head[2:9], status, len(tactics), head[9], *tactics_json(entries, keep))
+        )
+        uses = self._rows["premise_uses"]
+        for i, t in enumerate(tactics):
+            if t[5]:
+                k = keep[i]
+                uses.extend((tid, i, j, k, *p) for j, p in enumerate(t[5]))
 
     def _add_premise_file(self, item: SourceItem) -> None:
         raw = item.value
@@ -247,9 +247,8 @@ class Importer:
 
     # -- writing --------------------------------------------------------------------------------
     _SQL: ClassVar[dict[str, str]] = {
-        "theorems": "INSERT INTO theorems VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        "tactics": "INSERT INTO tactics VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        "annotations": "INSERT INTO annotations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "theorems": "INSERT INTO theorems VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "premise_uses": "INSERT INTO premise_uses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         "premise_files": "INSERT INTO premise_files VALUES (?, ?, ?, ?)",
         "premises": "INSERT INTO premises VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         "traced_files": "INSERT INTO traced_files VALUES (?, ?, ?)",
@@ -284,8 +283,8 @@ def corpus_from_annotations(conn: sqlite3.Connection, repo_id: int, first_file_i
     """
     rows = conn.execute(
         "SELECT a.def_path, a.full_name, MIN(a.def_line), MIN(a.def_col), MAX(a.def_end_line), "
-        "MAX(a.def_end_col) FROM annotations a JOIN tactics ta ON ta.id = a.tactic_id "
-        "JOIN theorems t ON t.id = ta.theorem_id WHERE t.repo_id = ? "
+        "MAX(a.def_end_col) FROM premise_uses a "
+        "JOIN theorems t ON t.id = a.theorem_id WHERE t.repo_id = ? "
         "GROUP BY a.def_path, a.full_name ORDER BY a.def_path, MIN(a.def_line), MIN(a.def_col), a.full_name",
         (repo_id,),
     ).fetchall()

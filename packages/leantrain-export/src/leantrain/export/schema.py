@@ -25,9 +25,9 @@ Positions are stored as two integer columns (line, column) so that the dedup key
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from leantrain.core.errors import DataError
@@ -111,10 +111,53 @@ CREATE TABLE traced_files (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: list[str] = [_V1]
-"""SQL scripts; ``MIGRATIONS[i]`` upgrades a database from version ``i`` to ``i + 1``."""
+_V2 = """
+ALTER TABLE theorems ADD COLUMN tactics_json TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE theorems ADD COLUMN kept_json TEXT;
+ALTER TABLE theorems ADD COLUMN num_kept INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE premise_uses (
+    theorem_id        INTEGER NOT NULL REFERENCES theorems(id) ON DELETE CASCADE,
+    tactic_idx        INTEGER NOT NULL,
+    idx               INTEGER NOT NULL,
+    kept              INTEGER NOT NULL,        -- 1: the tactic is exported when tactics are dropped
+    full_name         TEXT NOT NULL,
+    def_path          TEXT NOT NULL,
+    def_line          INTEGER NOT NULL,
+    def_col           INTEGER NOT NULL,
+    def_end_line      INTEGER NOT NULL,
+    def_end_col       INTEGER NOT NULL,
+    PRIMARY KEY (theorem_id, tactic_idx, idx)
+) WITHOUT ROWID;
+"""
+"""Version 2: a theorem's traced tactics are one JSON text in the exported form
+(``tactics_json``; ``kept_json`` the same without the dropped tactics, NULL when none is
+dropped; ``num_kept`` their number), and the premise annotations, which SQL queries, are rows
+of ``premise_uses``. The ``tactics`` and ``annotations`` tables of version 1 are converted by
+:func:`leantrain.export.migrate_v2.upgrade` and dropped. Exporting no longer reassembles
+every tactic from rows, and importing writes one row per theorem instead of one per tactic."""
+
+
+def _upgrade_to_v2(conn: sqlite3.Connection) -> None:
+    from leantrain.export.migrate_v2 import upgrade
+
+    upgrade(conn, _V2)
+
+
+MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [_V1, _upgrade_to_v2]
+"""``MIGRATIONS[i]`` upgrades a database from version ``i`` to ``i + 1`` (an SQL script, or a
+function run on the connection inside the migration's transaction)."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
+
+_TABLES = {
+    1: frozenset(
+        {"repositories", "theorems", "tactics", "annotations", "premise_files", "premises",
+         "traced_files"}
+    ),
+    2: frozenset(
+        {"repositories", "theorems", "premise_uses", "premise_files", "premises", "traced_files"}
+    ),
+}  # fmt: skip
 
 APPLICATION_ID = 0x4C54524E
 """``PRAGMA application_id`` of a leantrain database (``"LTRN"``)."""
@@ -135,8 +178,7 @@ _FIX_DAMAGED = "restore it from a backup, or import into a new file (--db new.db
 
 def tables_of_version(version: int) -> frozenset[str]:
     """The tables a leantrain database at schema ``version`` has."""
-    script = "".join(MIGRATIONS[:version])
-    return frozenset(re.findall(r"CREATE TABLE (\w+)", script))
+    return _TABLES.get(version, frozenset())
 
 
 def _check_file(path: Path) -> None:
@@ -252,8 +294,11 @@ def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
     try:
         state, version = _state(conn, path)  # again, now that no one else can change it
         if state != "ok":
-            for script in MIGRATIONS[version:]:
-                for statement in script.split(";"):
+            for step in MIGRATIONS[version:]:
+                if callable(step):
+                    step(conn)
+                    continue
+                for statement in step.split(";"):
                     if statement.strip():
                         conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
