@@ -47,9 +47,6 @@ LEANTRAIN_DEFAULTS: dict[str, Any] = {
     "trainer.experiment_name": "verl",
     "trainer.logger": ["console"],
     "trainer.val_before_train": False,
-    # main_ppo's v1 trainer needs the TransferQueue package (verl[verl-core]); the classic
-    # Ray PPO trainer runs with verl's base dependencies
-    "trainer.use_v1": False,
     "data.prompt_key": "prompt",
     "data.reward_fn_key": "data_source",
     "data.return_raw_chat": True,
@@ -73,14 +70,23 @@ def verl_config_dir() -> Path:
     return path
 
 
-def base_config() -> Any:
-    """VERL's ``ppo_trainer`` config composed by Hydra (a struct ``DictConfig``)."""
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
+_BASE: dict[str, Any] = {}
 
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(verl_config_dir()), version_base=None):
-        return compose(config_name="ppo_trainer")
+
+def base_config() -> Any:
+    """VERL's ``ppo_trainer`` config composed by Hydra (a struct ``DictConfig``; composed once
+    per process, a fresh copy each call)."""
+    import copy
+
+    directory = str(verl_config_dir())
+    if directory not in _BASE:
+        from hydra import compose, initialize_config_dir
+        from hydra.core.global_hydra import GlobalHydra
+
+        GlobalHydra.instance().clear()
+        with initialize_config_dir(config_dir=directory, version_base=None):
+            _BASE[directory] = compose(config_name="ppo_trainer")
+    return copy.deepcopy(_BASE[directory])
 
 
 def _closest(cfg: Any, full_key: str) -> str:
