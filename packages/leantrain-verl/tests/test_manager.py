@@ -78,7 +78,7 @@ def test_train_step_save_load_evaluate(small, tmp_path, export_dir, tiny_dir):
     other = VERLTrainingManager(small, "grpo")
     other.load(model_dir)
     assert set(other.evaluate(export_dir, "test")) >= {"eval_loss", "top1_accuracy"}
-    with pytest.raises(LeanTrainError, match="config.json"):
+    with pytest.raises(LeanTrainError, match=r"config\.json"):
         other.load(tmp_path)
 
 
