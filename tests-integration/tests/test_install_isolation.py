@@ -42,8 +42,16 @@ PACKAGES = {
     "leantrain-llm": (
         "leantrain.llm",
         ["leantrain-core", "leantrain-tactics"],
-        ["lightning", "pytorch_lightning", "leantrain.export"],
+        ["lightning", "pytorch_lightning", "leantrain.export", "verl", "ray"],
         ["sft", "grpo", "llm"],
+    ),
+    # verl resolves apart from the workspace's default environment (transformers<5.11):
+    # from its wheel it installs with its own transformers; never vLLM / SGLang by default
+    "leantrain-verl": (
+        "leantrain.verl",
+        ["leantrain-core", "leantrain-tactics", "leantrain-llm"],
+        ["vllm", "sglang", "lightning", "leantrain.export", "leantrain.progress"],
+        ["sft", "grpo", "llm", "verl"],
     ),
 }
 

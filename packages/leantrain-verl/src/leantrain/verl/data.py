@@ -1,0 +1,144 @@
+"""leantrain's tactic RL rows → VERL's parquet format.
+
+The rows are exactly those of ``leantrain grpo`` (:func:`leantrain.llm.training_data.load_rl_dataset`
+over :func:`leantrain.tactics.create_rl_dataset`: same system prompt, chat messages, reference
+tactic). Each becomes one VERL row::
+
+    data_source   "leantrain/lean4_tactic" (VERL's reward_fn_key selects the scorer by it)
+    prompt        [{"role": "system", …}, {"role": "user", <proof state>}]   (VERL's prompt_key)
+    ability       "lean4"
+    reward_model  {"style": "rule", "ground_truth": <reference tactic>}
+    extra_info    {split, index, problem, reference, premises, proof_prefix, url, commit,
+                   file_path, full_name, tactic_index}  — what leantrain's rewards read
+
+Files are written atomically (a temporary file renamed into place).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from leantrain.core.atomic import atomic_write_json
+from leantrain.core.errors import DataError
+
+DATA_SOURCE = "leantrain/lean4_tactic"
+"""``data_source`` of every converted row."""
+
+EXTRA_COLUMNS = (
+    "problem",
+    "reference",
+    "premises",
+    "proof_prefix",
+    "url",
+    "commit",
+    "file_path",
+    "full_name",
+    "tactic_index",
+)
+"""Columns of the GRPO dataset kept in ``extra_info`` (leantrain's rewards read them)."""
+
+
+@dataclass
+class DataSettings:
+    """How leantrain data is read (the fields of ``load_rl_dataset``'s config)."""
+
+    system_prompt: str | None = None
+    split_strategy: str = "random"
+
+
+def to_verl_rows(dataset: Any, split: str) -> list[dict[str, Any]]:
+    """VERL rows of a GRPO ``datasets.Dataset`` (columns of ``create_rl_dataset``)."""
+    missing = {"prompt", "reference"} - set(dataset.column_names)
+    if missing:
+        raise DataError(
+            None,
+            f"dataset lacks column(s) {sorted(missing)} (columns: {dataset.column_names})",
+            hint="build it with leantrain.tactics.create_rl_dataset",
+        )
+    rows = []
+    for index, row in enumerate(dataset):
+        extra = {k: row[k] for k in EXTRA_COLUMNS if k in row}
+        extra.update({"split": split, "index": index})
+        rows.append(
+            {
+                "data_source": DATA_SOURCE,
+                "prompt": [{"role": m["role"], "content": m["content"]} for m in row["prompt"]],
+                "ability": "lean4",
+                "reward_model": {"style": "rule", "ground_truth": row["reference"]},
+                "extra_info": extra,
+            }
+        )
+    return rows
+
+
+def write_parquet(rows: list[dict[str, Any]], path: str | Path) -> Path:
+    """Write VERL rows to ``path`` atomically."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pylist(rows)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_parquet(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of a VERL parquet file (for checks and round trips)."""
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, "parquet file not found")
+    return pq.read_table(path).to_pylist()
+
+
+def convert_to_verl(
+    data: Any,
+    out_dir: str | Path,
+    *,
+    splits: tuple[str, ...] = ("train", "val"),
+    settings: DataSettings | None = None,
+    max_samples: dict[str, int | None] | None = None,
+) -> dict[str, Path]:
+    """Convert ``data`` (an export dir, a split file or a ``datasets.Dataset``) to
+    ``out_dir/<split>.parquet`` for each split; returns ``{split: path}``.
+
+    An export dir without a split falls back to ``train`` for ``val`` (VERL needs val files);
+    an empty ``train`` split is a :class:`DataError`.
+    """
+    from leantrain.llm.training_data import load_rl_dataset
+
+    settings = settings or DataSettings()
+    out_dir = Path(out_dir)
+    out: dict[str, Path] = {}
+    for split in splits:
+        limit = (max_samples or {}).get(split)
+        try:
+            dataset = load_rl_dataset(data, split, settings, max_samples=limit)
+        except DataError:
+            if split == "train" or "train" not in out:
+                raise
+            out[split] = out["train"]
+            continue
+        rows = to_verl_rows(dataset, split)
+        if not rows:
+            if split == "train":
+                raise DataError(str(data), f"no {split} examples", hint="check the split")
+            out[split] = out["train"]
+            continue
+        out[split] = write_parquet(rows, out_dir / f"{split}.parquet")
+    meta = {"source": str(data), "files": {k: str(v) for k, v in out.items()}}
+    atomic_write_json(out_dir / "leantrain_verl_data.json", meta)
+    return out

@@ -1,0 +1,420 @@
+"""``VERLTrainingManager``: leantrain's tactic RL on VERL, repo by repo.
+
+::
+
+    manager = VERLTrainingManager(config="grpo_trainer.yaml", algorithm_type="grpo")
+    stats = manager.train(data_path="export_dir", output_dir="runs/verl")
+    manager.evaluate("export_dir"); manager.save("model_dir"); manager.load("model_dir")
+
+It is a :class:`leantrain.core.lifelong.LifelongTrainer` (``name = "verl"``): ``train`` runs the
+one lifelong engine; each step converts the step's data to VERL parquet, composes the config
+over VERL's ``ppo_trainer.yaml``, validates it on CPU, launches VERL's own entry point
+(``python -m verl.trainer.main_ppo``, on Ray) and merges VERL's last actor checkpoint back to a
+plain Hugging Face model dir with VERL's model merger, so the next step, ``leantrain llm eval``
+or a later SFT start from it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from leantrain.core.atomic import atomic_write_json, atomic_write_text
+from leantrain.core.errors import CheckpointError, ConfigError, LeanTrainError
+from leantrain.core.lifelong import LifelongEngine, Step
+from leantrain.verl.algorithms import algorithm_overrides
+from leantrain.verl.config import compose_config, load_user_yaml, to_yaml, validate_config
+from leantrain.verl.core_algos import ENV, CustomAdvantage, find_advantage_function
+from leantrain.verl.data import DataSettings, convert_to_verl
+
+Launcher = Callable[[list[str], dict[str, str], Path], int]
+"""``launcher(command, env, log_file) -> exit code`` (default: a subprocess, output teed)."""
+
+CONFIG_NAME = "verl_config"
+
+LEANTRAIN_KEYS = {
+    "model_name": "base model (HF dir or hub id) when the step has no previous checkpoint",
+    "rewards": "reward names / dicts for compute_score (default: format, no_sorry, reference_match)",
+    "reward_manager": "a @register_reward_manager name (replaces compute_score)",
+    "reward_manager_options": "options of the reward manager class",
+    "allow_code": "allow module:attr rewards and --core_algos modules",
+    "system_prompt": "system message of the prompts (default: leantrain's)",
+    "split_strategy": "split directory of an export dir (random / novel_premises)",
+    "eval_k": "k of top-k accuracy in evaluate()",
+    "eval_max_new_tokens": "generation budget of evaluate()",
+    "max_eval_samples": "cap on evaluated examples",
+    "max_train_samples": "cap on converted training examples",
+}
+"""Keys of the YAML's ``leantrain:`` section (not VERL's)."""
+
+_STEP_RE = re.compile(r"step:(\d+)\s+-\s+(.*)")
+
+
+def default_launcher(command: list[str], env: dict[str, str], log_file: Path) -> int:
+    """Run ``command``; stream its output to the console and ``log_file``."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_file, "a", encoding="utf-8") as log:
+        proc = subprocess.Popen(
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            sys.stderr.write(line)
+            log.write(line)
+        return proc.wait()
+
+
+def parse_console_metrics(text: str) -> dict[str, float]:
+    """The last ``step:N - key:value - …`` line of VERL's console logger, as numbers."""
+    last: dict[str, float] = {}
+    for line in text.splitlines():
+        m = _STEP_RE.search(line)
+        if not m:
+            continue
+        metrics: dict[str, float] = {"global_step": float(m.group(1))}
+        for part in m.group(2).split(" - "):
+            key, sep, value = part.partition(":")
+            try:
+                metrics[key.strip()] = float(value) if sep else float("nan")
+            except ValueError:
+                continue
+        last = metrics
+    return last
+
+
+class VERLTrainingManager:
+    """Tactic RL on VERL (see the module docstring).
+
+    ``config`` is a YAML path or dict in VERL's sections (plus an optional ``leantrain:``
+    section, :data:`LEANTRAIN_KEYS`); ``algorithm_type`` one of
+    :data:`leantrain.verl.algorithms.ALGORITHMS`; ``overrides`` dotted VERL keys
+    (``{"data.train_batch_size": 8}`` or ``["data.train_batch_size=8"]``); ``core_algos`` /
+    ``core_function`` a custom advantage function (needs ``allow_code``).
+    """
+
+    name = "verl"
+    score_key = "top1_accuracy"
+    higher_is_better = True
+
+    def __init__(
+        self,
+        config: str | Path | Mapping[str, Any] | None = None,
+        algorithm_type: str = "grpo",
+        *,
+        overrides: Mapping[str, Any] | Sequence[str] | None = None,
+        model_name: str | None = None,
+        output_dir: str | Path | None = None,
+        rewards: Sequence[Any] | None = None,
+        reward_manager: str | None = None,
+        core_algos: str | None = None,
+        core_function: str | None = None,
+        allow_code: bool | None = None,
+        launcher: Launcher | None = None,
+        **leantrain: Any,
+    ) -> None:
+        algorithm_overrides(algorithm_type)  # unknown type: fail now
+        user = load_user_yaml(config) if isinstance(config, (str, Path)) else dict(config or {})
+        section = dict(user.get("leantrain") or {})
+        given = {
+            "model_name": model_name,
+            "rewards": None if rewards is None else list(rewards),
+            "reward_manager": reward_manager,
+            "allow_code": allow_code,
+            **leantrain,
+        }
+        section.update({k: v for k, v in given.items() if v is not None})
+        unknown = sorted(set(section) - set(LEANTRAIN_KEYS))
+        if unknown:
+            import difflib
+
+            close = difflib.get_close_matches(unknown[0], LEANTRAIN_KEYS, n=1)
+            raise ConfigError(
+                f"unknown leantrain key '{unknown[0]}'",
+                hint=f"did you mean '{close[0]}'?"
+                if close
+                else f"valid keys: {', '.join(LEANTRAIN_KEYS)}",
+            )
+        self.user_config = user
+        self.config_source = str(config) if isinstance(config, (str, Path)) else "config"
+        self.algorithm_type = algorithm_type
+        self.overrides = overrides
+        self.settings = section
+        self.output_dir = Path(output_dir) if output_dir is not None else Path("runs/verl")
+        self.launcher = launcher or default_launcher
+        self.allow_code = bool(section.get("allow_code", False))
+        self.custom: CustomAdvantage | None = None
+        if core_algos:
+            self.custom = find_advantage_function(
+                core_algos, core_function, algorithm_type=algorithm_type, allow_code=self.allow_code
+            )
+        elif core_function:
+            raise ConfigError("--core_function needs --core_algos (the module that holds it)")
+        self.model_dir: Path | None = None  # the current model (HF dir), once trained or loaded
+        # compose once now: a bad key or an impossible batch fails here, in seconds
+        validate_config(self.resolved_config(), need_data=False)
+
+    # -- configuration ----------------------------------------------------------------------
+    @property
+    def base_model(self) -> str:
+        name = self.settings.get("model_name")
+        if name:
+            return str(name)
+        path = (
+            self.user_config.get("actor_rollout_ref", {}).get("model", {}).get("path")
+            if isinstance(self.user_config.get("actor_rollout_ref"), Mapping)
+            else None
+        )
+        if not path:
+            raise ConfigError(
+                "no model to train",
+                hint="set leantrain.model_name or actor_rollout_ref.model.path (an HF model dir)",
+            )
+        return str(path)
+
+    def _data_settings(self) -> DataSettings:
+        return DataSettings(
+            system_prompt=self.settings.get("system_prompt"),
+            split_strategy=str(self.settings.get("split_strategy", "random")),
+        )
+
+    def resolved_config(
+        self,
+        *,
+        train_file: str | Path | None = None,
+        val_file: str | Path | None = None,
+        model_path: str | Path | None = None,
+        work_dir: str | Path | None = None,
+    ) -> Any:
+        """The full VERL config of a step (placeholders where a step's paths are not known)."""
+        work = Path(work_dir) if work_dir is not None else self.output_dir / "verl/work/000"
+        cfg = compose_config(
+            self.user_config, algorithm_type=self.algorithm_type, overrides=self.overrides
+        )
+        from omegaconf import OmegaConf, open_dict
+
+        reward_file = Path(__file__).with_name("rewards.py")
+        manager_file = Path(__file__).with_name("verl_reward_manager.py")
+        values: dict[str, Any] = {
+            "data.train_files": str(train_file or work / "data/train.parquet"),
+            "data.val_files": str(val_file or work / "data/val.parquet"),
+            "actor_rollout_ref.model.path": str(model_path or self._model_placeholder()),
+            "trainer.default_local_dir": str(work / "checkpoints"),
+            "reward.custom_reward_function.path": str(reward_file),
+            "reward.custom_reward_function.name": "compute_score",
+        }
+        if self.custom is not None:
+            values["algorithm.adv_estimator"] = self.custom.estimator
+        if not isinstance(cfg.trainer.save_freq, int) or cfg.trainer.save_freq <= 0:
+            # the step's model is VERL's last checkpoint: VERL saves at the last step whenever
+            # save_freq > 0, so a save_freq beyond the run saves exactly that one
+            values["trainer.save_freq"] = 1_000_000
+        kwargs = {
+            "rewards": list(self.settings.get("rewards") or []) or None,
+            "allow_code": self.allow_code,
+        }
+        if self.settings.get("reward_manager"):
+            values["reward.reward_manager.source"] = "importlib"
+            values["reward.reward_manager.name"] = "LeantrainRewardManager"
+            values["reward.reward_manager.module.path"] = str(manager_file)
+            kwargs["leantrain_manager"] = self.settings["reward_manager"]
+            kwargs["leantrain_manager_options"] = dict(
+                self.settings.get("reward_manager_options") or {}
+            )
+        with open_dict(cfg):
+            for key, value in values.items():
+                OmegaConf.update(cfg, key, value, merge=True)
+            fn = cfg.reward.custom_reward_function
+            fn.reward_kwargs = {**kwargs, **dict(fn.get("reward_kwargs") or {})}
+            env = cfg.ray_kwargs.ray_init.runtime_env
+            if self.custom is not None:
+                env.worker_process_setup_hook = "leantrain.verl.core_algos.setup_worker"
+                path = os.pathsep.join(p for p in (os.getcwd(), os.environ.get("PYTHONPATH")) if p)
+                env.env_vars = {
+                    **dict(env.get("env_vars") or {}),
+                    ENV: self.custom.spec,
+                    "PYTHONPATH": path,  # the module beside the user, in every Ray worker
+                }
+        return cfg
+
+    def _model_placeholder(self) -> str:
+        try:
+            return self.base_model
+        except ConfigError:
+            return "<leantrain.model_name>"
+
+    def command(self, config_dir: str | Path) -> list[str]:
+        """VERL's own entry point on the saved config."""
+        return [
+            sys.executable,
+            "-m",
+            "verl.trainer.main_ppo",
+            f"--config-path={Path(config_dir).absolute()}",
+            f"--config-name={CONFIG_NAME}",
+        ]
+
+    def dry_run(self) -> dict[str, Any]:
+        """The resolved config (YAML) and the command, without converting or launching."""
+        cfg = self.resolved_config()
+        validate_config(cfg, need_data=False)
+        work = self.output_dir / "verl/work/000"
+        return {
+            "algorithm_type": self.algorithm_type,
+            "adv_estimator": str(cfg.algorithm.adv_estimator),
+            "custom_advantage": None if self.custom is None else self.custom.spec,
+            "config": to_yaml(cfg),
+            "command": self.command(work),
+        }
+
+    # -- training ---------------------------------------------------------------------------
+    def train(
+        self,
+        data_path: Any = None,
+        output_dir: str | Path | None = None,
+        *,
+        repos: Sequence[Any] | None = None,
+        database: Any = None,
+        overwrite: bool = False,
+    ) -> dict[str, Any]:
+        """Train; returns ``{output_dir, per_repo, final, checkpoints, model_dir, evals}``.
+
+        ``data_path`` is an export dir / split file (one step), or give ``repos`` and a
+        ``database`` for lifelong training (each step from the previous step's model).
+        """
+        if output_dir is not None:
+            self.output_dir = Path(output_dir)
+        if database is None and data_path is None:
+            raise ConfigError("no training data", hint="pass data_path=… (--data_path DIR)")
+        source: dict[str, Any] = (
+            {"database": database, "repos": repos} if database is not None else {"data": data_path}
+        )
+        engine = LifelongEngine(
+            self.output_dir,
+            [self],
+            **source,
+            configs={self.name: self._fingerprint()},
+            overwrite=overwrite,
+            output_flag="--output_dir",
+        )
+        return engine.run()[self.name]
+
+    def _fingerprint(self) -> dict[str, Any]:
+        return {
+            "algorithm_type": self.algorithm_type,
+            "config": self.user_config,
+            "overrides": list(self.overrides.items())
+            if isinstance(self.overrides, Mapping)
+            else list(self.overrides or []),
+            "custom_advantage": None if self.custom is None else self.custom.spec,
+            "leantrain": self.settings,
+        }
+
+    def train_step(self, step: Step) -> dict[str, Any]:
+        """Convert, compose, validate, launch VERL, merge its checkpoint to an HF dir."""
+        work = Path(step.work_dir).absolute()
+        limit = self.settings.get("max_train_samples")
+        files = convert_to_verl(
+            step.data,
+            work / "data",
+            settings=self._data_settings(),
+            max_samples={"train": limit},
+        )
+        model = step.init_from or self.model_dir or self.base_model
+        cfg = self.resolved_config(
+            train_file=files["train"], val_file=files["val"], model_path=model, work_dir=work
+        )
+        validate_config(cfg)
+        atomic_write_text(work / f"{CONFIG_NAME}.yaml", to_yaml(cfg))
+        env = dict(os.environ)
+        if self.custom is not None:
+            env[ENV] = self.custom.spec
+        log_file = step.log_file or work / "verl.log"
+        code = self.launcher(self.command(work), env, log_file)
+        if code != 0:
+            raise LeanTrainError(
+                f"VERL exited with code {code}", hint=f"see its output in {log_file}"
+            )
+        self.model_dir = self.merge_checkpoint(work / "checkpoints", work / "merged")
+        text = log_file.read_text(encoding="utf-8") if log_file.is_file() else ""
+        metrics = parse_console_metrics(text)
+        return {"algorithm_type": self.algorithm_type, **metrics}
+
+    def merge_checkpoint(self, checkpoints: Path, target: Path) -> Path:
+        """VERL's model merger: the newest ``global_step_*/actor`` → an HF model dir."""
+        steps = sorted(
+            checkpoints.glob("global_step_*"), key=lambda p: int(p.name.rsplit("_", 1)[1])
+        )
+        if not steps or not (steps[-1] / "actor").is_dir():
+            raise CheckpointError(
+                f"VERL wrote no actor checkpoint under {checkpoints}",
+                hint="set trainer.save_freq (e.g. to trainer.total_training_steps)",
+            )
+        cmd = [
+            sys.executable,
+            "-m",
+            "verl.model_merger",
+            "merge",
+            "--backend",
+            "fsdp",
+            "--local_dir",
+            str(steps[-1] / "actor"),
+            "--target_dir",
+            str(target),
+        ]
+        code = self.launcher(cmd, dict(os.environ), target.parent / "merge.log")
+        if code != 0 or not (target / "config.json").is_file():
+            raise CheckpointError(f"VERL's model merger failed on {steps[-1] / 'actor'}")
+        return target
+
+    # -- model ------------------------------------------------------------------------------
+    def _current(self) -> str:
+        return str(self.model_dir) if self.model_dir is not None else self.base_model
+
+    def save(self, path: str | Path) -> None:
+        """Copy the current HF model dir to ``path`` (+ ``leantrain_model.json``)."""
+        src = Path(self._current())
+        if not (src / "config.json").is_file():
+            raise CheckpointError(f"no trained model to save (current model: {src})")
+        path = Path(path)
+        shutil.copytree(src, path, dirs_exist_ok=True)
+        atomic_write_json(
+            path / "leantrain_model.json",
+            {
+                "trainer": self.name,
+                "algorithm_type": self.algorithm_type,
+                "base_model": self.base_model if self.settings.get("model_name") else None,
+            },
+        )
+
+    def load(self, path: str | Path) -> None:
+        """Make the HF model dir at ``path`` the current model."""
+        path = Path(path)
+        if not (path / "config.json").is_file():
+            raise CheckpointError(f"{path}: not a Hugging Face model dir (no config.json)")
+        self.model_dir = path
+
+    def evaluate(self, data: Any = None, split: str = "test") -> dict[str, float]:
+        """``eval_loss`` and top-1 / top-k tactic accuracy of the current model (leantrain-llm's
+        evaluation, the same prompts as training)."""
+        from leantrain.llm.evaluation import evaluate_pairs
+        from leantrain.llm.model_loading import load_model_and_tokenizer
+        from leantrain.llm.training_data import load_rl_dataset, references
+
+        if data is None:
+            raise ConfigError("nothing to evaluate on", hint="pass data=… (an export dir)")
+        dataset = load_rl_dataset(
+            data, split, self._data_settings(), max_samples=self.settings.get("max_eval_samples")
+        )
+        model, tokenizer = load_model_and_tokenizer(self._current())
+        return evaluate_pairs(
+            model,
+            tokenizer,
+            references(dataset),
+            k=int(self.settings.get("eval_k", 1)),
+            max_new_tokens=int(self.settings.get("eval_max_new_tokens", 32)),
+        )

@@ -1,0 +1,194 @@
+"""leantrain's rewards as VERL's custom reward function, and the manager's reward registries.
+
+VERL calls ``compute_score(data_source, solution_str, ground_truth, extra_info, **reward_kwargs)``
+once per response (``reward.custom_reward_function.path/name``; ``reward_kwargs`` come from
+``reward.custom_reward_function.reward_kwargs``). :func:`compute_score` scores the response
+with every reward named in ``reward_kwargs["rewards"]`` (default: format, no_sorry,
+reference_match) and returns ``{"score": weighted sum, <reward>: value, …}`` — VERL logs the
+extra keys. A name is resolved in this order:
+
+1. a function registered here with ``@register_reward_function(name)``:
+   ``fn(input_text, response_text, **kwargs) -> float`` (``input_text`` is the proof state,
+   ``kwargs`` hold ``ground_truth``, ``extra_info``, ``data_source``);
+2. a leantrain reward (``leantrain.core.registry.REWARDS``: ``format``, ``no_sorry``,
+   ``reference_match``, ``length_penalty``, ``premise_mention``, ``lean_verified``, and
+   ``progress`` when leantrain-progress is installed), called as in ``leantrain grpo`` with the
+   row's columns from ``extra_info``; dicts carry options and ``weight``; ``module:attr`` needs
+   ``allow_code``.
+
+``@register_reward_manager(name)`` registers a class whose instance is called on a batch
+(``manager(items) -> list[float]``, ``items`` being dicts with ``input_text``,
+``response_text``, ``ground_truth``, ``extra_info``, ``data_source``); :func:`score_batch`
+runs one, and :mod:`leantrain.verl.verl_reward_manager` is the VERL reward manager that hands
+VERL's responses to it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from leantrain.core.errors import ConfigError, LeanTrainError
+from leantrain.core.registry import REWARDS, Registry
+
+REWARD_FUNCTIONS: Registry[Callable[..., float]] = Registry(
+    "VERL reward function", "leantrain.verl.reward_functions"
+)
+"""``fn(input_text, response_text, **kwargs) -> float`` by name."""
+
+REWARD_MANAGERS: Registry[type] = Registry("VERL reward manager", "leantrain.verl.reward_managers")
+"""Classes whose instances score a batch: ``manager(items) -> list[float]``."""
+
+DEFAULT_REWARDS: tuple[str, ...] = ("format", "no_sorry", "reference_match")
+"""Rewards used when ``reward_kwargs`` names none."""
+
+
+def register_reward_function(name: str | None = None, *, overwrite: bool = False) -> Any:
+    """Decorator: ``@register_reward_function("name")`` on ``fn(input_text, response_text, **kw)``."""
+    return REWARD_FUNCTIONS.register(name, overwrite=overwrite)
+
+
+def register_reward_manager(name: str | None = None, *, overwrite: bool = False) -> Any:
+    """Decorator: ``@register_reward_manager("name")`` on a class called on a batch of items."""
+    return REWARD_MANAGERS.register(name, overwrite=overwrite)
+
+
+class _Scorer:
+    """One named reward, called on one response."""
+
+    def __init__(self, label: str, fn: Callable[..., Any], weight: float, verl_style: bool):
+        self.label, self.fn, self.weight, self.verl_style = label, fn, weight, verl_style
+
+    def __call__(self, item: Mapping[str, Any]) -> float | None:
+        extra = dict(item.get("extra_info") or {})
+        if self.verl_style:
+            value = self.fn(
+                item["input_text"],
+                item["response_text"],
+                ground_truth=item.get("ground_truth"),
+                extra_info=extra,
+                data_source=item.get("data_source"),
+            )
+        else:
+            columns = {k: [v] for k, v in extra.items() if k not in ("split", "index")}
+            columns.setdefault("reference", [item.get("ground_truth")])
+            columns.setdefault("problem", [item["input_text"]])
+            out = self.fn(
+                prompts=[item.get("prompt") or item["input_text"]],
+                completions=[item["response_text"]],
+                completion_ids=None,
+                **columns,
+            )
+            value = out[0]
+        if value is None:
+            return None
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            raise LeanTrainError(f"reward '{self.label}' returned {value!r}, not a finite number")
+        return float(value)
+
+
+def _spec_parts(spec: Any) -> tuple[str, dict[str, Any], float]:
+    if isinstance(spec, str):
+        return spec, {}, 1.0
+    if isinstance(spec, Mapping):
+        options = dict(spec)
+        if "name" not in options:
+            raise ConfigError(f"reward spec {dict(spec)} has no 'name'")
+        name = str(options.pop("name"))
+        weight = options.pop("weight", 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+            raise ConfigError(f"reward '{name}': weight must be a number, got {weight!r}")
+        return name, options, float(weight)
+    raise ConfigError(f"cannot use {spec!r} as a reward", hint="give a name or a dict")
+
+
+def build_scorers(specs: Sequence[Any] | None = None, *, allow_code: bool = False) -> list[_Scorer]:
+    """The scorers of ``specs`` (names or ``{"name", "weight", **options}`` dicts)."""
+    from leantrain.llm.rewards import build_reward_funcs
+
+    specs = list(specs) if specs else list(DEFAULT_REWARDS)
+    scorers: list[_Scorer] = []
+    for spec in specs:
+        name, options, weight = _spec_parts(spec)
+        if name in REWARD_FUNCTIONS:
+            fn = REWARD_FUNCTIONS.get(name)
+            if options:
+                import functools
+
+                fn = functools.partial(fn, **options)
+            scorers.append(_Scorer(name, fn, weight, verl_style=True))
+            continue
+        if name not in REWARDS and ":" not in name:
+            known = sorted({*REWARD_FUNCTIONS.names(), *REWARDS.names()})
+            import difflib
+
+            close = difflib.get_close_matches(name, known, n=1)
+            raise ConfigError(
+                f"unknown reward '{name}'",
+                hint=f"did you mean '{close[0]}'?" if close else f"choose from: {', '.join(known)}",
+            )
+        funcs, _ = build_reward_funcs([{"name": name, **options}], allow_code=allow_code)
+        scorers.append(_Scorer(name, funcs[0], weight, verl_style=False))
+    return scorers
+
+
+_CACHE: dict[str, list[_Scorer]] = {}
+
+
+def _cached_scorers(specs: Any, allow_code: bool) -> list[_Scorer]:
+    key = json.dumps([specs, allow_code], sort_keys=True, default=str)
+    if key not in _CACHE:
+        _CACHE[key] = build_scorers(specs, allow_code=allow_code)
+    return _CACHE[key]
+
+
+def score_item(item: Mapping[str, Any], scorers: Sequence[_Scorer]) -> dict[str, float]:
+    """``{"score": Σ weight × value, <label>: value}`` (a ``None`` value counts 0, as in TRL)."""
+    out: dict[str, float] = {}
+    total = 0.0
+    for scorer in scorers:
+        value = scorer(item)
+        out[scorer.label] = float("nan") if value is None else value
+        total += 0.0 if value is None else scorer.weight * value
+    return {"score": total, **out}
+
+
+def compute_score(
+    data_source: str | None = None,
+    solution_str: str = "",
+    ground_truth: str | None = None,
+    extra_info: Mapping[str, Any] | None = None,
+    *,
+    rewards: Sequence[Any] | None = None,
+    allow_code: bool = False,
+    **kwargs: Any,
+) -> dict[str, float]:
+    """VERL's custom reward function (``reward.custom_reward_function.name: compute_score``)."""
+    extra = dict(extra_info or {})
+    item = {
+        "data_source": data_source,
+        "input_text": extra.get("problem", ""),
+        "response_text": solution_str,
+        "ground_truth": ground_truth,
+        "extra_info": extra,
+    }
+    return score_item(item, _cached_scorers(rewards, allow_code))
+
+
+def score_batch(
+    manager: str | Any, items: Sequence[Mapping[str, Any]], **options: Any
+) -> list[float]:
+    """Scores of ``items`` by a registered reward manager (name or instance)."""
+    obj = REWARD_MANAGERS.get(manager)(**options) if isinstance(manager, str) else manager
+    scores = list(obj(list(items)))
+    if len(scores) != len(items):
+        raise LeanTrainError(
+            f"reward manager {manager!r} returned {len(scores)} scores for {len(items)} items"
+        )
+    return [float(s["score"] if isinstance(s, Mapping) else s) for s in scores]

@@ -1,0 +1,46 @@
+"""The VERL reward manager that hands VERL's responses to a leantrain reward manager.
+
+Loaded by VERL itself (``reward.reward_manager.source: importlib``, ``module.path`` = this file,
+``name: LeantrainRewardManager``); it imports verl, so nothing else in leantrain.verl imports it.
+The leantrain manager is named in ``reward.reward_kwargs.leantrain_manager`` (options in
+``reward.reward_kwargs.leantrain_manager_options``). verl 0.9's reward loop scores one response
+at a time (``run_single``), so under VERL the manager sees batches of one item.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from leantrain.verl.rewards import REWARD_MANAGERS
+
+from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
+
+
+class LeantrainRewardManager(RewardManagerBase):
+    """VERL ``RewardManagerBase`` over a ``@register_reward_manager`` class."""
+
+    def __init__(self, config: Any, tokenizer: Any, compute_score: Any = None, **kwargs: Any):
+        super().__init__(config, tokenizer, compute_score)
+        reward_kwargs = dict(config.reward.get("reward_kwargs", {}) or {})
+        name = reward_kwargs.get("leantrain_manager")
+        if not name:
+            raise ValueError("reward.reward_kwargs.leantrain_manager names no reward manager")
+        options = dict(reward_kwargs.get("leantrain_manager_options", {}) or {})
+        self.manager = REWARD_MANAGERS.get(str(name))(**options)
+
+    async def run_single(self, data: Any) -> dict:
+        item = data[-1:][0]
+        response_ids = item.batch["responses"]
+        length = int(item.batch["attention_mask"][-response_ids.shape[-1] :].sum())
+        text = self.tokenizer.decode(response_ids[:length], skip_special_tokens=True)
+        extra = dict(item.non_tensor_batch.get("extra_info", {}) or {})
+        entry = {
+            "data_source": item.non_tensor_batch.get("data_source"),
+            "input_text": extra.get("problem", ""),
+            "response_text": text,
+            "ground_truth": item.non_tensor_batch["reward_model"]["ground_truth"],
+            "extra_info": extra,
+        }
+        score = self.manager([entry])[0]
+        score = float(score["score"] if isinstance(score, dict) else score)
+        return {"reward_score": score, "reward_extra_info": {"acc": score}}
