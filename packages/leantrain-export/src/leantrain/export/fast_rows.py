@@ -39,23 +39,21 @@ def extra_json(obj: dict[str, Any], known: frozenset[str]) -> str | None:
     return json.dumps(rest, ensure_ascii=False)
 
 
-def _pos(value: Any) -> tuple[int, int] | None:
-    """``(line, column)`` of a well-formed position, else None."""
-    if type(value) is not list or len(value) != 2:
-        return None
-    a, b = value
-    if type(a) is not int or type(b) is not int:
-        return None
-    if not (0 <= a <= MAX_POS and 0 <= b <= MAX_POS):
-        return None
-    return a, b
-
-
 def _span(start: Any, end: Any) -> tuple[int, int, int, int] | None:
-    s, e = _pos(start), _pos(end)
-    if s is None or e is None or e < s:
+    """``(line, col, end_line, end_col)`` of two well-formed positions, the end not before the
+    start; else None. (One function, not one per position: it runs ~400k times per 100k
+    theorems.)"""
+    if type(start) is not list or type(end) is not list or len(start) != 2 or len(end) != 2:
         return None
-    return (*s, *e)
+    a, b = start
+    c, d = end
+    if type(a) is not int or type(b) is not int or type(c) is not int or type(d) is not int:
+        return None
+    if not (0 <= a <= MAX_POS and 0 <= b <= MAX_POS and 0 <= c <= MAX_POS and 0 <= d <= MAX_POS):
+        return None
+    if c < a or (c == a and d < b):
+        return None
+    return a, b, c, d
 
 
 def theorem_parts(raw: Any) -> TheoremParts | None:
