@@ -23,7 +23,6 @@ from leantrain.export.fast_rows import (
     TheoremParts,
     corpus_parts,
     extra_json,
-    kept,
     tactic_entries,
     tactics_json,
     theorem_parts,
@@ -74,6 +73,15 @@ def _theorem_parts_of(thm: Theorem, raw: dict[str, Any]) -> TheoremParts:
         extra_json(raw, THEOREM_FIELDS),
     )
     return head, tactics, None
+
+
+def _any_sorry(tactics: list[tuple[Any, ...]]) -> bool:
+    """Whether a tactic uses ``sorry`` or ``admit`` (the regex runs only when one of the words
+    occurs at all: a substring test over all the tactics is far cheaper)."""
+    if not tactics:
+        return False
+    text = "\n".join([t[0] for t in tactics])
+    return ("sorry" in text or "admit" in text) and contains_sorry(text)
 
 
 class Importer:
@@ -191,14 +199,10 @@ class Importer:
             self.duplicates += 1
             return
         seen.add(key)
-        status = item.status or (
-            "sorry_unproved"
-            if tactics and contains_sorry("\n".join([t[0] for t in tactics]))
-            else "proven"
-        )
+        status = item.status or ("sorry_unproved" if _any_sorry(tactics) else "proven")
         tid = self._theorem_id
         self._theorem_id += 1
-        keep = [kept(t[0], t[2]) for t in tactics]
+        keep = [t[2] != "no goals" and "·" not in t[0] for t in tactics]  # fast_rows.kept
         entries = canonical if canonical is not None else tactic_entries(tactics)
         self._rows["theorems"].append(
             (tid, rid, *head[2:9], status, len(tactics), head[9], *tactics_json(entries, keep))
