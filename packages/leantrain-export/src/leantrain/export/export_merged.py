@@ -50,7 +50,8 @@ from leantrain.export.splits import (
 from leantrain.export.theorem_stream import (
     IMPORTS_KNOWN,
     KEPT_SQL,
-    corpus_premises,
+    file_premise_texts,
+    iter_corpus_premises,
     theorem_record,
     theorem_rows,
 )
@@ -503,19 +504,16 @@ def _write_corpus(db: Database, path: Path) -> tuple[int, int, int]:
         "ORDER BY f.imports = 'null', r.date_processed DESC, r.id DESC, f.id"
     ):
         copies.setdefault(fpath, []).append((fid, imports))
-    firsts = [versions[0][0] for versions in copies.values()]
-    others = [fid for versions in copies.values() for fid, _ in versions[1:]]
-    premises_of = corpus_premises(db.conn, firsts + others)
+    ordered = sorted(copies.items(), key=lambda kv: kv[1][0][0])
+    streamed = iter_corpus_premises(db.conn, [versions[0][0] for _, versions in ordered])
     num_premises = unknown = 0
     with path.open("wb", buffering=1 << 20) as f:
-        for fpath, versions in sorted(copies.items(), key=lambda kv: kv[1][0][0]):
-            fid, imports_json = versions[0]
-            imports = json.loads(imports_json)
-            premises = premises_of[fid]
+        for (fpath, versions), (_fid, premises) in zip(ordered, streamed, strict=True):
+            imports = json.loads(versions[0][1])
             if len(versions) > 1:
                 names = {name for name, _ in premises}
                 for other, _ in versions[1:]:
-                    for name, text in premises_of[other]:
+                    for name, text in file_premise_texts(db.conn, other):
                         if name not in names:
                             names.add(name)
                             premises.append((name, text))
