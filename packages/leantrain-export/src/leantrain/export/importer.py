@@ -31,6 +31,7 @@ from leantrain.export.sources import RepoInfo, SourceItem, repo_name
 from leantrain.export.theorem_stream import IMPORTS_KNOWN
 
 _BATCH = 20_000
+_THEOREM_BATCH = 5_000  # a theorem row holds its tactics' JSON: ~2 KB
 
 
 def iso(date: dt.datetime) -> str:
@@ -181,7 +182,11 @@ class Importer:
                 if item.value not in self.seen_traced[rid]:
                     self.seen_traced[rid].add(item.value)
                     self._rows["traced_files"].append((rid, len(self.seen_traced[rid]), item.value))
-        if len(self._rows["premise_uses"]) + len(self._rows["theorems"]) >= _BATCH:
+        rows = self._rows
+        if (
+            len(rows["theorems"]) >= _THEOREM_BATCH
+            or len(rows["premise_uses"]) + len(rows["premises"]) >= _BATCH
+        ):
             self.flush()
 
     def _add_theorem(self, item: SourceItem) -> None:
