@@ -61,7 +61,9 @@ def _v1_tactics(conn: sqlite3.Connection) -> Any:
         provenances.setdefault(tacid, []).append(
             {"full_name": name, "def_path": path, "def_pos": [a, b], "def_end_pos": [c, d]}
         )
-    current, entries, keep = None, [], []
+    current: int | None = None
+    entries: list[dict[str, Any]] = []
+    keep: list[bool] = []
     for tid, tacid, text, annotated, before, after, extra in tactics:
         if tid != current:
             if current is not None:
