@@ -6,8 +6,7 @@ no hang, and no file written or removed outside the case's own output (each case
 fresh sandbox directory as its cwd, snapshotted before and after).
 
 Cases are a table of mutation classes crossed with the commands that read the input
-(``CASES``), plus a property-based tier (hypothesis) that feeds random JSON documents and
-bytes to the split / corpus / progress-row / YAML readers. Most cases run in-process through
+(``CASES``; no property-based tier yet). Most cases run in-process through
 :func:`leantrain.core.cli.main` (an exception escaping it is a traceback); a representative
 subset also runs as real subprocesses (``python -m leantrain.core.cli``).
 
