@@ -55,6 +55,16 @@ def test_unknown_command_exit_2_with_suggestion(monkeypatch, capsys):
     assert "unknown command 'fak'" in err and "did you mean 'fake'" in err
 
 
+def test_known_command_of_a_missing_package_names_the_package(monkeypatch, capsys):
+    _fake(monkeypatch, [])  # only 'fake' is installed
+    assert cli.main(["retrieval", "train"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "'retrieval' command comes with leantrain-retrieval" in err and "pip install" in err
+    assert cli.main(["verl", "train"]) == 2
+    assert "uv run --package leantrain-verl" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("name", "code", "text"),
     [

@@ -248,6 +248,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_BROKEN_PIPE if _stdout_closed() else code
 
 
+#: which distribution brings each command, for a clear message when it is not installed
+COMMAND_PACKAGES = {
+    "export": "leantrain-export",
+    "sft": "leantrain-llm",
+    "grpo": "leantrain-llm",
+    "llm": "leantrain-llm",
+    "retrieval": "leantrain-retrieval",
+    "progress": "leantrain-progress",
+    "pipeline": "leantrain",
+    "demo": "leantrain",
+    "compare": "leantrain",
+    "report": "leantrain",
+    "verl": "leantrain-verl",
+}
+_VERL_HINT = (
+    "; in the leantrain repository it has its own environment: "
+    "`uv run --package leantrain-verl leantrain verl …`"
+)
+
+
 def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -263,6 +283,15 @@ def _main(argv: Sequence[str] | None) -> int:
             print(f"{name} {ver}")
         return 0
     name, rest = args[0], args[1:]
+    if name not in commands and name in COMMAND_PACKAGES:
+        package = COMMAND_PACKAGES[name]
+        print(
+            f"error: the '{name}' command comes with {package}, which is not installed in this "
+            f"environment — install it (`uv add {package}` / `pip install {package}`)"
+            + (_VERL_HINT if package == "leantrain-verl" else ""),
+            file=sys.stderr,
+        )
+        return 2
     if name not in commands:
         import difflib
 
