@@ -197,10 +197,20 @@ def _downgrade_to_v1(src: Path, dst: Path) -> None:
                     "INSERT INTO annotations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (tactic_id, j, p["full_name"], p["def_path"], *p["def_pos"], *p["def_end_pos"]),
                 )
-    for table in ("premise_files", "premises", "traced_files"):
-        rows = old.execute(f"SELECT * FROM {table}").fetchall()
-        marks = ", ".join("?" * len(rows[0]))
-        new.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+    for fid, repo_id, path, imports, premises_json in old.execute(
+        "SELECT id, repo_id, path, imports, premises_json FROM premise_files"
+    ):
+        new.execute("INSERT INTO premise_files VALUES (?, ?, ?, ?)", (fid, repo_id, path, imports))
+        for j, p in enumerate(json.loads(premises_json)):
+            known = ("full_name", "code", "start", "end", "kind")
+            extra = {k: v for k, v in p.items() if k not in known}
+            new.execute(
+                "INSERT INTO premises VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (fid, j, p["full_name"], p["code"], *p["start"], *p["end"], p["kind"],
+                 json.dumps(extra) if extra else None),
+            )  # fmt: skip
+    rows = old.execute("SELECT * FROM traced_files").fetchall()
+    new.executemany("INSERT INTO traced_files VALUES (?, ?, ?)", rows)
     new.execute("PRAGMA user_version = 1")
     new.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     new.commit()
@@ -209,6 +219,7 @@ def _downgrade_to_v1(src: Path, dst: Path) -> None:
 
 
 def test_a_version_1_database_migrates_to_the_same_export(golden_db, tmp_path):
+    """Version 1 → 2 → 3 on the golden input: the same export, the same dump-json."""
     from leantrain.export.schema import SCHEMA_VERSION
 
     v1 = tmp_path / "v1.db"

@@ -295,7 +295,7 @@ class Database:
                 "SELECT COUNT(DISTINCT full_name) FROM premise_uses"
             ).fetchone()[0],
             "premise_files": q("SELECT COUNT(*) FROM premise_files").fetchone()[0],
-            "premises": q("SELECT COUNT(*) FROM premises").fetchone()[0],
+            "premises": q("SELECT COALESCE(SUM(num_premises), 0) FROM premise_files").fetchone()[0],
             "traced_files": q("SELECT COUNT(*) FROM traced_files").fetchone()[0],
         }
         out["schema_version"] = q("PRAGMA user_version").fetchone()[0]

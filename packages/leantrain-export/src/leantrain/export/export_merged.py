@@ -38,7 +38,7 @@ from leantrain.core.errors import DataError
 from leantrain.core.output_dir import check_output_dir, output_kind, write_marker
 from leantrain.export.database import Database
 from leantrain.export.export_config import ExportConfig
-from leantrain.export.fast_rows import dumps
+from leantrain.export.fast_rows import dumps, loads
 from leantrain.export.sources import SPLIT_NAMES, STRATEGIES
 from leantrain.export.splits import (
     calibrate_rate,
@@ -50,8 +50,6 @@ from leantrain.export.splits import (
 from leantrain.export.theorem_stream import (
     IMPORTS_KNOWN,
     KEPT_SQL,
-    file_premise_texts,
-    iter_corpus_premises,
     theorem_record,
     theorem_rows,
 )
@@ -505,29 +503,50 @@ def _write_corpus(db: Database, path: Path) -> tuple[int, int, int]:
     ):
         copies.setdefault(fpath, []).append((fid, imports))
     ordered = sorted(copies.items(), key=lambda kv: kv[1][0][0])
-    streamed = iter_corpus_premises(db.conn, [versions[0][0] for _, versions in ordered])
+    conn = db.conn
+    conn.execute("DROP TABLE IF EXISTS temp._corpus_files")
+    conn.execute("CREATE TEMP TABLE _corpus_files (id INTEGER PRIMARY KEY)")
+    conn.executemany("INSERT INTO temp._corpus_files VALUES (?)", [(v[0][0],) for _, v in ordered])
     num_premises = unknown = 0
-    with path.open("wb", buffering=1 << 20) as f:
-        for (fpath, versions), (_fid, premises) in zip(ordered, streamed, strict=True):
-            imports = json.loads(versions[0][1])
-            if len(versions) > 1:
-                names = {name for name, _ in premises}
-                for other, _ in versions[1:]:
-                    for name, text in file_premise_texts(db.conn, other):
-                        if name not in names:
-                            names.add(name)
-                            premises.append((name, text))
-            line: dict[str, Any] = {
-                "path": fpath,
-                "imports": [] if imports is None else imports,
-                "premises": orjson.Fragment("[" + ",".join(t for _, t in premises) + "]"),
-            }
-            if imports is None:
-                line[IMPORTS_KNOWN] = False
-            num_premises += len(premises)
-            unknown += imports is None
-            f.write(orjson.dumps(line) + b"\n")
+    try:
+        streamed = conn.execute(  # the first copies' premises, in the order they are written
+            "SELECT f.id, f.premises_json, f.num_premises FROM temp._corpus_files c "
+            "JOIN premise_files f ON f.id = c.id ORDER BY c.id"
+        )
+        with path.open("wb", buffering=1 << 20) as f:
+            for (fpath, versions), (_fid, text, count) in zip(ordered, streamed, strict=True):
+                imports = json.loads(versions[0][1])
+                if len(versions) > 1:
+                    text, count = _merge_copies(conn, text, [fid for fid, _ in versions[1:]])
+                line: dict[str, Any] = {
+                    "path": fpath,
+                    "imports": [] if imports is None else imports,
+                    "premises": orjson.Fragment(text),
+                }
+                if imports is None:
+                    line[IMPORTS_KNOWN] = False
+                num_premises += count
+                unknown += imports is None
+                f.write(orjson.dumps(line) + b"\n")
+    finally:
+        conn.execute("DROP TABLE IF EXISTS temp._corpus_files")
     return len(copies), num_premises, unknown
+
+
+def _merge_copies(conn: Any, text: str, others: list[int]) -> tuple[str, int]:
+    """The premises JSON of a corpus file's first copy plus the premises only ``others`` (ids
+    of other copies of the file) have, and their number."""
+    premises = loads(text)
+    names = {p["full_name"] for p in premises}
+    added = False
+    for other in others:
+        row = conn.execute("SELECT premises_json FROM premise_files WHERE id = ?", (other,))
+        for p in loads(row.fetchone()[0]):
+            if p["full_name"] not in names:
+                names.add(p["full_name"])
+                premises.append(p)
+                added = True
+    return (dumps(premises).decode("utf-8") if added else text), len(premises)
 
 
 def _write_traced_files(db: Database, path: Path) -> int:

@@ -27,6 +27,11 @@ PREMISE_FIELDS = frozenset({"full_name", "code", "start", "end", "kind"})
 _PROVENANCE_FIELDS = ("full_name", "def_path", "def_pos", "def_end_pos")
 _TACTIC_ORDER = ("tactic", "annotated_tactic", "state_before", "state_after")
 
+_PREMISE_ORDER = ("full_name", "code", "start", "end", "kind")
+
+CorpusParts = tuple[str, list[str], list[tuple[Any, ...]], list[Any] | None]
+"""``(path, imports, premises, canonical)`` of :func:`corpus_parts`."""
+
 TheoremParts = tuple[tuple[Any, ...], list[tuple[Any, ...]], list[Any] | None]
 """``(head, tactics, canonical)`` of :func:`theorem_parts`."""
 
@@ -124,11 +129,12 @@ def theorem_parts(raw: Any) -> TheoremParts | None:
     return head, tactics, traced if canonical else None
 
 
-def corpus_parts(raw: Any) -> tuple[str, list[str], list[tuple[Any, ...]]] | None:
-    """``(path, imports, premises)`` of a well-formed ``corpus.jsonl`` line, or None.
+def corpus_parts(raw: Any) -> CorpusParts | None:
+    """``(path, imports, premises, canonical)`` of a well-formed ``corpus.jsonl`` line, or None.
 
     Each premise is ``(full_name, code, start_line, start_col, end_line, end_col, kind,
-    extra_json)``.
+    extra_json)``. ``canonical`` is the line's own ``premises`` list when it is already in the
+    exported form (:func:`premise_entries`; what LeanDojo writes); else None.
     """
     if type(raw) is not dict:
         return None
@@ -141,9 +147,12 @@ def corpus_parts(raw: Any) -> tuple[str, list[str], list[tuple[Any, ...]]] | Non
         if type(imp) is not str:
             return None
     rows: list[tuple[Any, ...]] = []
+    canonical = True
     for p in premises:
         if type(p) is not dict:
             return None
+        if canonical and tuple(p)[:5] != _PREMISE_ORDER:
+            canonical = False
         name = p.get("full_name")
         code = p.get("code", "")
         kind = p.get("kind", "theorem")
@@ -153,7 +162,19 @@ def corpus_parts(raw: Any) -> tuple[str, list[str], list[tuple[Any, ...]]] | Non
         if span is None:
             return None
         rows.append((name, code, *span, kind, extra_json(p, PREMISE_FIELDS)))
-    return path, imports, rows
+    return path, imports, rows, premises if canonical else None
+
+
+def premise_entries(premises: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """The exported form of :func:`corpus_parts` premises: ``{full_name, code, start, end,
+    kind}`` then the premise's unknown fields."""
+    out = []
+    for name, code, a, b, c, d, kind, extra in premises:
+        entry = {"full_name": name, "code": code, "start": [a, b], "end": [c, d], "kind": kind}
+        if extra:
+            entry.update(json.loads(extra))
+        out.append(entry)
+    return out
 
 
 def kept(tactic: str, state_before: str) -> bool:
@@ -208,3 +229,12 @@ def dumps(obj: Any) -> bytes:
         return orjson.dumps(obj)
     except orjson.JSONEncodeError:
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def loads(text: str | bytes) -> Any:
+    """The JSON value of ``text`` written by :func:`dumps` (orjson; the standard library for
+    what orjson does not read, such as integers beyond 64 bits)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)

@@ -22,7 +22,9 @@ from leantrain.export.fast_rows import (
     THEOREM_FIELDS,
     TheoremParts,
     corpus_parts,
+    dumps,
     extra_json,
+    premise_entries,
     tactic_entries,
     tactics_json,
     theorem_parts,
@@ -31,6 +33,7 @@ from leantrain.export.sources import RepoInfo, SourceItem, repo_name
 from leantrain.export.theorem_stream import IMPORTS_KNOWN
 
 _BATCH = 20_000
+_FILE_BATCH = 1_000  # a premise-file row holds its premises' JSON
 _THEOREM_BATCH = 5_000  # a theorem row holds its tactics' JSON: ~2 KB
 
 
@@ -110,7 +113,6 @@ class Importer:
             "theorems": [],
             "premise_uses": [],
             "premise_files": [],
-            "premises": [],
             "traced_files": [],
         }
 
@@ -185,7 +187,8 @@ class Importer:
         rows = self._rows
         if (
             len(rows["theorems"]) >= _THEOREM_BATCH
-            or len(rows["premise_uses"]) + len(rows["premises"]) >= _BATCH
+            or len(rows["premise_uses"]) >= _BATCH
+            or len(rows["premise_files"]) >= _FILE_BATCH
         ):
             self.flush()
 
@@ -238,8 +241,10 @@ class Importer:
                     )
                     for j, p in enumerate(pf.premises)
                 ],
+                None,
             )
-        path, imports, premises = parts
+        path, imports, premises, canonical = parts
+        premises_json: str | None = None
         for rid in self._owners(item):
             self.has_corpus.add(rid)
             if path in self.seen_files[rid]:
@@ -249,17 +254,25 @@ class Importer:
             self._file_id += 1
             # imports null: unknown (an annotation-built corpus exported by leantrain)
             known = raw.get(IMPORTS_KNOWN, True) is not False
+            if premises_json is None:
+                entries = canonical if canonical is not None else premise_entries(premises)
+                premises_json = dumps(entries).decode("utf-8")
             self._rows["premise_files"].append(
-                (fid, rid, path, json.dumps(imports if known else None, ensure_ascii=False))
+                (
+                    fid,
+                    rid,
+                    path,
+                    json.dumps(imports if known else None, ensure_ascii=False),
+                    premises_json,
+                    len(premises),
+                )
             )
-            self._rows["premises"].extend((fid, j, *p) for j, p in enumerate(premises))
 
     # -- writing --------------------------------------------------------------------------------
     _SQL: ClassVar[dict[str, str]] = {
         "theorems": "INSERT INTO theorems VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         "premise_uses": "INSERT INTO premise_uses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        "premise_files": "INSERT INTO premise_files VALUES (?, ?, ?, ?)",
-        "premises": "INSERT INTO premises VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "premise_files": "INSERT INTO premise_files VALUES (?, ?, ?, ?, ?, ?)",
         "traced_files": "INSERT INTO traced_files VALUES (?, ?, ?)",
     }
 
@@ -297,21 +310,16 @@ def corpus_from_annotations(conn: sqlite3.Connection, repo_id: int, first_file_i
         "GROUP BY a.def_path, a.full_name ORDER BY a.def_path, MIN(a.def_line), MIN(a.def_col), a.full_name",
         (repo_id,),
     ).fetchall()
-    files: dict[str, int] = {}
-    premises: list[tuple[Any, ...]] = []
-    counters: dict[int, int] = {}
+    files: dict[str, list[tuple[Any, ...]]] = {}
     for path, name, sl, sc, el, ec in rows:
-        if path not in files:
-            files[path] = first_file_id + len(files)
-        fid = files[path]
-        idx = counters.get(fid, 0)
-        counters[fid] = idx + 1
-        premises.append((fid, idx, name, "", sl, sc, el, ec, "theorem", None))
+        files.setdefault(path, []).append((name, "", sl, sc, el, ec, "theorem", None))
     conn.executemany(
-        "INSERT INTO premise_files VALUES (?, ?, ?, 'null')",
-        [(fid, repo_id, p) for p, fid in files.items()],
+        "INSERT INTO premise_files VALUES (?, ?, ?, 'null', ?, ?)",
+        [
+            (first_file_id + i, repo_id, path, dumps(premise_entries(ps)).decode("utf-8"), len(ps))
+            for i, (path, ps) in enumerate(files.items())
+        ],
     )
-    conn.executemany("INSERT INTO premises VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", premises)
     return len(files)
 
 

@@ -85,7 +85,7 @@ REPO_COLUMNS = (
     "(SELECT COUNT(*) FROM theorems t WHERE t.repo_id = r.id), "
     "(SELECT COALESCE(SUM(num_tactics), 0) FROM theorems t WHERE t.repo_id = r.id), "
     "(SELECT COUNT(*) FROM premise_files f WHERE f.repo_id = r.id), "
-    "(SELECT COUNT(*) FROM premises p JOIN premise_files f ON f.id = p.file_id WHERE f.repo_id = r.id), "
+    "(SELECT COALESCE(SUM(f.num_premises), 0) FROM premise_files f WHERE f.repo_id = r.id), "
     "(SELECT COUNT(*) FROM traced_files x WHERE x.repo_id = r.id)"
 )
 

@@ -143,7 +143,27 @@ def _upgrade_to_v2(conn: sqlite3.Connection) -> None:
     upgrade(conn, _V2)
 
 
-MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [_V1, _upgrade_to_v2]
+_V3 = """
+ALTER TABLE premise_files ADD COLUMN premises_json TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE premise_files ADD COLUMN num_premises INTEGER NOT NULL DEFAULT 0;
+"""
+"""Version 3: a corpus file's premises are one JSON text in the exported form
+(``premise_files.premises_json``, ``num_premises``) instead of a row each in ``premises``
+(converted by :func:`leantrain.export.migrate_v3.upgrade`, then dropped): the corpus is
+written by copying them."""
+
+
+def _upgrade_to_v3(conn: sqlite3.Connection) -> None:
+    from leantrain.export.migrate_v3 import upgrade
+
+    upgrade(conn, _V3)
+
+
+MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
+    _V1,
+    _upgrade_to_v2,
+    _upgrade_to_v3,
+]
 """``MIGRATIONS[i]`` upgrades a database from version ``i`` to ``i + 1`` (an SQL script, or a
 function run on the connection inside the migration's transaction)."""
 
@@ -157,6 +177,7 @@ _TABLES = {
     2: frozenset(
         {"repositories", "theorems", "premise_uses", "premise_files", "premises", "traced_files"}
     ),
+    3: frozenset({"repositories", "theorems", "premise_uses", "premise_files", "traced_files"}),
 }  # fmt: skip
 
 APPLICATION_ID = 0x4C54524E

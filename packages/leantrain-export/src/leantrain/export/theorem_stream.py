@@ -89,69 +89,12 @@ def iter_theorems(
         yield row[0], theorem_record(row, json.loads(row[11]))
 
 
-_PREMISE_JSON = (
-    "SELECT p.file_id, p.full_name, json_object('full_name', p.full_name, 'code', p.code, "
-    "'start', json_array(p.start_line, p.start_col), 'end', json_array(p.end_line, p.end_col), "
-    "'kind', p.kind), p.extra "
-)
-
-
-def _premise_text(text: str, extra: str | None) -> str:
-    if not extra:
-        return text
-    premise = json.loads(text)
-    premise.update(json.loads(extra))
-    return json.dumps(premise, ensure_ascii=False)
-
-
-def iter_corpus_premises(
-    conn: Any, file_ids: list[int]
-) -> Iterator[tuple[int, list[tuple[str, str]]]]:
-    """``(file_id, [(full_name, premise JSON), …])`` for each of ``file_ids`` (ascending), the
-    premises in file order, streamed from one query; SQLite writes each premise's JSON
-    (``{full_name, code, start, end, kind}``, then its unknown fields)."""
-    conn.execute("DROP TABLE IF EXISTS temp._corpus_files")
-    conn.execute("CREATE TEMP TABLE _corpus_files (id INTEGER PRIMARY KEY)")
-    try:
-        conn.executemany("INSERT INTO temp._corpus_files VALUES (?)", [(f,) for f in file_ids])
-        rows = conn.execute(
-            _PREMISE_JSON + "FROM temp._corpus_files f JOIN premises p ON p.file_id = f.id "
-            "ORDER BY p.file_id, p.idx"
-        )
-        row = next(rows, None)
-        for fid in file_ids:
-            premises = []
-            while row is not None and row[0] == fid:
-                premises.append((row[1], _premise_text(row[2], row[3])))
-                row = next(rows, None)
-            yield fid, premises
-    finally:
-        conn.execute("DROP TABLE IF EXISTS temp._corpus_files")
-
-
-def file_premise_texts(conn: Any, file_id: int) -> list[tuple[str, str]]:
-    """``[(full_name, premise JSON), …]`` of one corpus file (see :func:`iter_corpus_premises`)."""
-    return [
-        (name, _premise_text(text, extra))
-        for _, name, text, extra in conn.execute(
-            _PREMISE_JSON + "FROM premises p WHERE p.file_id = ? ORDER BY p.idx", (file_id,)
-        )
-    ]
-
-
 def file_premises(conn: Any, file_id: int) -> list[dict[str, Any]]:
     """The premises of one corpus file, in file order, as ``corpus.jsonl`` premise dicts."""
-    premises = []
-    for name, code, sl, sc, el, ec, kind, extra in conn.execute(
-        "SELECT full_name, code, start_line, start_col, end_line, end_col, kind, extra "
-        "FROM premises WHERE file_id = ? ORDER BY idx",
-        (file_id,),
-    ):
-        p = {"full_name": name, "code": code, "start": [sl, sc], "end": [el, ec], "kind": kind}
-        if extra:
-            p.update(json.loads(extra))
-        premises.append(p)
-    return premises
+    row = conn.execute(
+        "SELECT premises_json FROM premise_files WHERE id = ?", (file_id,)
+    ).fetchone()
+    return [] if row is None else json.loads(row[0])
 
 
 def corpus_line(conn: Any, file_id: int, path: str, imports_json: str) -> dict[str, Any]:
