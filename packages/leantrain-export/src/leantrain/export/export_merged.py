@@ -533,7 +533,7 @@ def _write_corpus(db: Database, path: Path) -> tuple[int, int, int]:
     return len(copies), num_premises, unknown
 
 
-def _merge_copies(conn: Any, text: str, others: list[int]) -> tuple[str, int]:
+def _merge_copies(conn: Any, text: bytes, others: list[int]) -> tuple[bytes, int]:
     """The premises JSON of a corpus file's first copy plus the premises only ``others`` (ids
     of other copies of the file) have, and their number."""
     premises = loads(text)
@@ -546,7 +546,7 @@ def _merge_copies(conn: Any, text: str, others: list[int]) -> tuple[str, int]:
                 names.add(p["full_name"])
                 premises.append(p)
                 added = True
-    return (dumps(premises).decode("utf-8") if added else text), len(premises)
+    return (dumps(premises) if added else text), len(premises)
 
 
 def _write_traced_files(db: Database, path: Path) -> int:

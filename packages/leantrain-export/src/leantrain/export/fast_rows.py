@@ -207,17 +207,18 @@ def tactic_entries(tactics: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
     return out
 
 
-def tactics_json(entries: list[Any], keep: list[bool]) -> tuple[str, str | None, int]:
+def tactics_json(entries: list[Any], keep: list[bool]) -> tuple[bytes, bytes | None, int]:
     """``(tactics_json, kept_json, num_kept)`` of a theorem (see schema version 2): the
-    exported tactics as JSON, the same without the dropped ones (None when none is dropped),
-    and how many are kept."""
-    full = dumps(entries).decode("utf-8")
+    exported tactics as UTF-8 JSON, the same without the dropped ones (None when none is
+    dropped), and how many are kept. Stored as bytes (SQLite keeps them as BLOBs): no
+    decoding on import, and the export copies them into its output as they are."""
+    full = dumps(entries)
     num_kept = sum(keep)
     if num_kept == len(entries):
         return full, None, num_kept
     return (
         full,
-        dumps([e for e, k in zip(entries, keep, strict=True) if k]).decode("utf-8"),
+        dumps([e for e, k in zip(entries, keep, strict=True) if k]),
         num_kept,
     )
 

@@ -244,7 +244,7 @@ class Importer:
                 None,
             )
         path, imports, premises, canonical = parts
-        premises_json: str | None = None
+        premises_json: bytes | None = None
         for rid in self._owners(item):
             self.has_corpus.add(rid)
             if path in self.seen_files[rid]:
@@ -256,7 +256,7 @@ class Importer:
             known = raw.get(IMPORTS_KNOWN, True) is not False
             if premises_json is None:
                 entries = canonical if canonical is not None else premise_entries(premises)
-                premises_json = dumps(entries).decode("utf-8")
+                premises_json = dumps(entries)
             self._rows["premise_files"].append(
                 (
                     fid,
@@ -316,7 +316,7 @@ def corpus_from_annotations(conn: sqlite3.Connection, repo_id: int, first_file_i
     conn.executemany(
         "INSERT INTO premise_files VALUES (?, ?, ?, 'null', ?, ?)",
         [
-            (first_file_id + i, repo_id, path, dumps(premise_entries(ps)).decode("utf-8"), len(ps))
+            (first_file_id + i, repo_id, path, dumps(premise_entries(ps)), len(ps))
             for i, (path, ps) in enumerate(files.items())
         ],
     )

@@ -40,7 +40,7 @@ def upgrade(conn: sqlite3.Connection, ddl: str) -> None:
 
 
 def _update(fid: int, rows: list[tuple[Any, ...]]) -> tuple[Any, ...]:
-    return dumps(premise_entries(rows)).decode("utf-8"), len(rows), fid
+    return dumps(premise_entries(rows)), len(rows), fid
 
 
 def _write(conn: sqlite3.Connection, updates: list[tuple[Any, ...]]) -> None:

@@ -129,7 +129,7 @@ CREATE TABLE premise_uses (
     PRIMARY KEY (theorem_id, tactic_idx, idx)
 ) WITHOUT ROWID;
 """
-"""Version 2: a theorem's traced tactics are one JSON text in the exported form
+"""Version 2: a theorem's traced tactics are one JSON value (UTF-8 bytes) in the exported form
 (``tactics_json``; ``kept_json`` the same without the dropped tactics, NULL when none is
 dropped; ``num_kept`` their number), and the premise annotations, which SQL queries, are rows
 of ``premise_uses``. The ``tactics`` and ``annotations`` tables of version 1 are converted by
@@ -147,7 +147,7 @@ _V3 = """
 ALTER TABLE premise_files ADD COLUMN premises_json TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE premise_files ADD COLUMN num_premises INTEGER NOT NULL DEFAULT 0;
 """
-"""Version 3: a corpus file's premises are one JSON text in the exported form
+"""Version 3: a corpus file's premises are one JSON value (UTF-8 bytes) in the exported form
 (``premise_files.premises_json``, ``num_premises``) instead of a row each in ``premises``
 (converted by :func:`leantrain.export.migrate_v3.upgrade`, then dropped): the corpus is
 written by copying them."""
