@@ -123,7 +123,14 @@ def theorem_parts(raw: Any) -> TheoremParts | None:
                     return None
                 provenances.append((pname, ppath, *pspan))
         tactics.append(
-            (text, annotated, before, after, extra_json(tac, TACTIC_FIELDS), provenances)
+            (
+                text,
+                annotated,
+                before,
+                after,
+                None if tac.keys() <= TACTIC_FIELDS else extra_json(tac, TACTIC_FIELDS),
+                provenances,
+            )
         )
     head = (url, commit, fp, name, statement, *span, extra_json(raw, THEOREM_FIELDS))
     return head, tactics, traced if canonical else None
@@ -161,7 +168,8 @@ def corpus_parts(raw: Any) -> CorpusParts | None:
         span = _span(p.get("start"), p.get("end"))
         if span is None:
             return None
-        rows.append((name, code, *span, kind, extra_json(p, PREMISE_FIELDS)))
+        extra = None if p.keys() <= PREMISE_FIELDS else extra_json(p, PREMISE_FIELDS)
+        rows.append((name, code, *span, kind, extra))
     return path, imports, rows, premises if canonical else None
 
 
