@@ -89,7 +89,7 @@ def test_failed_verl_run_is_one_clear_error(small, tmp_path, export_dir, tiny_di
         manager.train(data_path=export_dir, output_dir=tmp_path / "run")
 
 
-def test_cli_dry_run(tmp_path, capsys, algos_module, monkeypatch):
+def test_cli_dry_run(tmp_path, capsys, algos_module, monkeypatch, export_dir):
     from leantrain.core.cli import main
 
     monkeypatch.setenv("LEANTRAIN_ALLOW_CODE", "1")
@@ -102,7 +102,7 @@ def test_cli_dry_run(tmp_path, capsys, algos_module, monkeypatch):
             "--algorithm",
             "ppo",
             "--data_path",
-            "merged",
+            str(export_dir),
             "--output_dir",
             str(tmp_path / "run"),
             "--core_algos",
@@ -117,6 +117,7 @@ def test_cli_dry_run(tmp_path, capsys, algos_module, monkeypatch):
     assert code == 0
     assert "adv_estimator: compute_plain_rloo_advantage" in out
     assert "# command:" in out and "verl.trainer.main_ppo" in out
+    assert not (tmp_path / "run").exists()  # a dry run writes nothing
 
 
 def test_cli_bad_key_is_one_line(tmp_path, capsys):

@@ -10,8 +10,10 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from leantrain.core.command import Command
+from leantrain.core.errors import ConfigError
 
 _USAGE = """usage: leantrain verl COMMAND ...
 
@@ -20,6 +22,13 @@ commands:
   convert     leantrain data (export dir / split file) -> VERL parquet
   algorithms  the algorithm types and the VERL options they set
 """
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one line (a ConfigError, exit 2), not usage + message."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ConfigError(f"{self.prog}: {message}", hint=f"run '{self.prog} --help'")
 
 
 def _both(parser: argparse.ArgumentParser, name: str, **kwargs: object) -> None:
@@ -31,13 +40,13 @@ def _both(parser: argparse.ArgumentParser, name: str, **kwargs: object) -> None:
 def _train_parser() -> argparse.ArgumentParser:
     from leantrain.verl.algorithms import algorithm_names
 
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="leantrain verl train",
         description="Tactic RL on VERL; extra KEY=VALUE arguments are VERL config overrides "
         "(e.g. data.train_batch_size=8).",
     )
     _both(p, "config", help="YAML in VERL's sections (+ an optional leantrain: section)")
-    _both(p, "algorithm", default="grpo", choices=algorithm_names(), help="algorithm type")
+    _both(p, "algorithm", default="grpo", help=f"algorithm type: {', '.join(algorithm_names())}")
     _both(p, "data_path", help="export dir or split file (one step)")
     _both(p, "database", help="a leantrain database (lifelong: one step per repository)")
     p.add_argument("--repos", nargs="*", help="repositories of the database (default: curriculum)")
@@ -67,7 +76,7 @@ def _train(argv: Sequence[str]) -> int:
         allow_code=True if args.allow_code else None,
     )
     if args.dry_run:
-        plan = manager.dry_run()
+        plan = manager.dry_run(args.data_path, database=args.database)
         print(plan["config"])
         print("# adv_estimator:", plan["adv_estimator"])
         if plan["custom_advantage"]:
@@ -82,15 +91,20 @@ def _train(argv: Sequence[str]) -> int:
 
 
 def _convert(argv: Sequence[str]) -> int:
-    from leantrain.verl.data import DataSettings, convert_to_verl
+    from leantrain.core.output_dir import claim_output_dir
+    from leantrain.verl.data import DataSettings, check_data_path, convert_to_verl
 
-    p = argparse.ArgumentParser(prog="leantrain verl convert")
+    p = _Parser(prog="leantrain verl convert")
     _both(p, "data_path", required=True, help="export dir or split file")
     _both(p, "output_dir", required=True, help="where train.parquet / val.parquet go")
     _both(p, "split_strategy", default="random")
     args = p.parse_args(list(argv))
+    check_data_path(args.data_path, split_strategy=args.split_strategy)  # before writing
+    out = claim_output_dir(
+        args.output_dir, kind="verl-data", flag="--output_dir", legacy=("leantrain_verl_data.json",)
+    )
     files = convert_to_verl(
-        args.data_path, args.output_dir, settings=DataSettings(split_strategy=args.split_strategy)
+        args.data_path, out, settings=DataSettings(split_strategy=args.split_strategy)
     )
     print(json.dumps({k: str(v) for k, v in files.items()}, indent=2))
     return 0

@@ -142,7 +142,12 @@ def load_user_yaml(path: str | Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}".replace("\n", " ")) from None
+        mark = getattr(e, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(e, "problem", None) or str(e).replace("\n", " ")
+        raise ConfigError(f"{path}: not valid YAML{where}: {problem}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read the config file: {e}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of VERL sections")
     return data
@@ -169,13 +174,15 @@ def compose_config(
     *,
     algorithm_type: str = "grpo",
     overrides: Mapping[str, Any] | Sequence[str] | None = None,
+    source: str | None = None,
 ) -> Any:
     """VERL's ``ppo_trainer`` ← leantrain defaults ← ``algorithm_type`` ← ``user`` ← ``overrides``.
 
     ``user`` is a YAML path or a dict in VERL's sections (``data``, ``actor_rollout_ref``,
     ``critic``, ``reward_model`` / ``reward``, ``algorithm``, ``trainer``); a top-level
     ``leantrain`` section is ignored here (the manager reads it). ``overrides`` are dotted
-    keys (a dict, or ``key=value`` strings as on the command line).
+    keys (a dict, or ``key=value`` strings as on the command line). ``source`` names ``user``
+    in messages (default: its path, or ``config``).
     """
     cfg = base_config()
     for key, value in LEANTRAIN_DEFAULTS.items():
@@ -183,7 +190,7 @@ def compose_config(
     for key, value in algorithm_overrides(algorithm_type).items():
         _set(cfg, key, value, f"algorithm '{algorithm_type}'")
     if user is not None:
-        source = str(user) if isinstance(user, (str, Path)) else "config"
+        source = source or (str(user) if isinstance(user, (str, Path)) else "config")
         data = load_user_yaml(user) if isinstance(user, (str, Path)) else dict(user)
         data.pop("leantrain", None)
         for key, value in _flatten(data).items():

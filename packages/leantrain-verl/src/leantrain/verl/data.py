@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from leantrain.core.atomic import atomic_write_json
-from leantrain.core.errors import DataError
+from leantrain.core.errors import ConfigError, DataError
 
 DATA_SOURCE = "leantrain/lean4_tactic"
 """``data_source`` of every converted row."""
@@ -102,6 +102,45 @@ def read_parquet(path: str | Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise DataError(path, "parquet file not found")
     return pq.read_table(path).to_pylist()
+
+
+def check_data_path(
+    data: Any, *, split_strategy: str = "random", flag: str = "--data_path"
+) -> None:
+    """Raise :class:`ConfigError` (one line, exit 2) unless ``data`` is training data.
+
+    A ``datasets.Dataset`` (or anything that is not a path) passes. A path must be a split file
+    or a leantrain export (``<dir>/<split_strategy>/train.json``, or a split dir) whose train
+    split yields at least one example; only its first theorems are read, so a dry run checks
+    the data in about a second.
+    """
+    if not isinstance(data, (str, Path)):
+        return
+    from leantrain.llm.training_data import load_rl_dataset
+    from leantrain.tactics.theorem_source import resolve_split_file
+
+    hint = "give an export dir from 'leantrain export merge' (random/train.json …) or a split file"
+    path = Path(data)
+    if not path.exists():
+        raise ConfigError(f"{flag} '{data}': no such file or directory", hint=hint)
+    try:
+        resolve_split_file(path, "train", split_strategy)
+    except DataError as e:
+        raise ConfigError(
+            f"{flag} '{data}' is not a leantrain export: no split '{split_strategy}/train.json'",
+            hint=e.hint or hint,
+        ) from None
+    try:
+        first = load_rl_dataset(
+            data, "train", DataSettings(split_strategy=split_strategy), max_samples=1
+        )
+    except DataError as e:
+        raise ConfigError(f"{flag}: {e.message}", hint=e.hint or hint) from None
+    if len(first) == 0:
+        raise ConfigError(
+            f"{flag} '{data}': the train split has no tactic examples",
+            hint="check the export (theorems with traced tactics)",
+        )
 
 
 def convert_to_verl(

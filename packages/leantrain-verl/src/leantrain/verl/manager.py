@@ -31,7 +31,7 @@ from leantrain.core.lifelong import LifelongEngine, Step
 from leantrain.verl.algorithms import algorithm_overrides
 from leantrain.verl.config import compose_config, load_user_yaml, to_yaml, validate_config
 from leantrain.verl.core_algos import ENV, CustomAdvantage, find_advantage_function
-from leantrain.verl.data import DataSettings, convert_to_verl
+from leantrain.verl.data import DataSettings, check_data_path, convert_to_verl
 
 Launcher = Callable[[list[str], dict[str, str], Path], int]
 """``launcher(command, env, log_file) -> exit code`` (default: a subprocess, output teed)."""
@@ -194,7 +194,10 @@ class VERLTrainingManager:
         """The full VERL config of a step (placeholders where a step's paths are not known)."""
         work = Path(work_dir) if work_dir is not None else self.output_dir / "verl/work/000"
         cfg = compose_config(
-            self.user_config, algorithm_type=self.algorithm_type, overrides=self.overrides
+            self.user_config,
+            algorithm_type=self.algorithm_type,
+            overrides=self.overrides,
+            source=self.config_source,
         )
         from omegaconf import OmegaConf, open_dict
 
@@ -258,8 +261,33 @@ class VERLTrainingManager:
             f"--config-name={CONFIG_NAME}",
         ]
 
-    def dry_run(self) -> dict[str, Any]:
-        """The resolved config (YAML) and the command, without converting or launching."""
+    def check_inputs(self, data_path: Any = None, database: Any = None) -> None:
+        """Everything a run needs that can be checked on CPU without writing anything: the
+        data (``data_path`` or a ``database`` path), the rewards and the reward manager named
+        in the config, and the output directory (a new one, or an earlier leantrain run).
+        Each problem is one :class:`ConfigError` line (exit 2 on the command line)."""
+        from leantrain.core.output_dir import check_output_dir
+        from leantrain.verl.rewards import REWARD_MANAGERS, build_scorers
+
+        check_output_dir(
+            self.output_dir, kind="run", flag="--output_dir", legacy=("manifest.json",)
+        )
+        if database is not None:
+            if isinstance(database, (str, Path)) and not Path(database).is_file():
+                raise ConfigError(
+                    f"--database '{database}': no such file",
+                    hint="give a leantrain database (leantrain export import … --db FILE)",
+                )
+        else:
+            check_data_path(data_path, split_strategy=self._data_settings().split_strategy)
+        build_scorers(self.settings.get("rewards"), allow_code=self.allow_code)
+        if self.settings.get("reward_manager"):
+            REWARD_MANAGERS.get(str(self.settings["reward_manager"]), allow_code=self.allow_code)
+
+    def dry_run(self, data_path: Any = None, *, database: Any = None) -> dict[str, Any]:
+        """The resolved config (YAML) and the command, without converting, launching or writing
+        anything; ``data_path`` / ``database`` (optional here) are checked as a run would."""
+        self.check_inputs(data_path, database)
         cfg = self.resolved_config()
         validate_config(cfg, need_data=False)
         work = self.output_dir / "verl/work/000"
@@ -290,6 +318,7 @@ class VERLTrainingManager:
             self.output_dir = Path(output_dir)
         if database is None and data_path is None:
             raise ConfigError("no training data", hint="pass data_path=… (--data_path DIR)")
+        self.check_inputs(data_path, database)  # before the engine writes the run directory
         source: dict[str, Any] = (
             {"database": database, "repos": repos} if database is not None else {"data": data_path}
         )
