@@ -33,9 +33,7 @@ def rank_examples(
     out: list[list[int]] = []
     for s in range(0, len(examples), batch_size):
         chunk = examples[s : s + batch_size]
-        q = retriever.encode_texts(
-            [e.context for e in chunk], max_len=retriever.context_max_len, batch_size=batch_size
-        )
+        q = retriever.encode_contexts([e.context for e in chunk], batch_size=batch_size)
         ids, _ = index.search(q, [e.file_path for e in chunk], k, [e.theorem_pos for e in chunk])
         out.extend(ids)
     return out

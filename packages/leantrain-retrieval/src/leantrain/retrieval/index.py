@@ -245,6 +245,6 @@ class PremiseIndex:
             raise CheckpointError(
                 "this index has no retriever to encode queries", hint="load it with a retriever"
             )
-        q = self.retriever.encode_texts([state], max_len=self.retriever.context_max_len)
+        q = self.retriever.encode_contexts([state])  # formatted as in training
         ids, scores = self.search(q, [file_path], k, [position])
         return [(self.corpus.premises[i], s) for i, s in zip(ids[0], scores[0])]

@@ -17,6 +17,11 @@ from typing import Any
 import lightning as L
 import torch
 import torch.nn.functional as F
+from leantrain.retrieval.context import (
+    LEGACY_CONTEXT_FORMAT,
+    check_context_format,
+    format_context,
+)
 from leantrain.retrieval.encoder import (
     build_encoder,
     is_retriever_dir,
@@ -51,6 +56,7 @@ class PremiseRetriever(L.LightningModule):
         ewc: EWC | None = None,
         pooling: str = "mean",
         normalize: bool = True,
+        context_format: str = "goal_first",
     ) -> None:
         super().__init__()
         self.encoder = (
@@ -69,6 +75,7 @@ class PremiseRetriever(L.LightningModule):
         self.pooling = "+".join(parse_pooling(pooling))
         self._pool_modes = parse_pooling(pooling)
         self.normalize = bool(normalize)
+        self.context_format = check_context_format(context_format)
         self.ewc = ewc if ewc is not None else EWC()
         self._corpus_emb: torch.Tensor | None = None
         self._val_sums: torch.Tensor | None = None
@@ -123,9 +130,11 @@ class PremiseRetriever(L.LightningModule):
                 "temperature",
                 "pooling",
                 "normalize",
+                "context_format",
             )
             if k in meta
         }
+        kwargs.setdefault("context_format", LEGACY_CONTEXT_FORMAT)  # saved before the option
         kwargs.update(overrides)
         return cls(encoder, tokenizer, ewc=EWC.load(Path(path) / "ewc"), **kwargs)
 
@@ -143,6 +152,7 @@ class PremiseRetriever(L.LightningModule):
                 {
                     "pooling": self.pooling,
                     "normalize": self.normalize,
+                    "context_format": self.context_format,
                     "context_max_len": self.context_max_len,
                     "premise_max_len": self.premise_max_len,
                     "loss": self.loss_name,
@@ -192,6 +202,17 @@ class PremiseRetriever(L.LightningModule):
         result = torch.empty_like(emb)
         result[torch.tensor(order)] = emb
         return result
+
+    def encode_contexts(
+        self, states: Sequence[str], *, batch_size: int | None = None
+    ) -> torch.Tensor:
+        """Query embeddings of proof states: formatted by ``context_format`` (as in training)
+        and cut at ``context_max_len`` tokens."""
+        return self.encode_texts(
+            [format_context(s, self.context_format) for s in states],
+            max_len=self.context_max_len,
+            batch_size=batch_size,
+        )
 
     @property
     def embedding_dim(self) -> int:

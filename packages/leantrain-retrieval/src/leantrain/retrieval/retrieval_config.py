@@ -16,6 +16,7 @@ from typing import Any
 
 from leantrain.core.config import check_choices
 from leantrain.core.errors import ConfigError
+from leantrain.retrieval.context import CONTEXT_FORMATS
 
 LOSSES = ("mse", "infonce")
 REPORT_TO = ("auto", "tensorboard", "csv", "wandb", "mlflow", "none")
@@ -78,6 +79,14 @@ class RetrievalConfig:
     num_negatives: int = field(
         default=3, metadata={"help": "negative premises per example (besides in-batch ones)"}
     )
+    sample_by: str = field(
+        default="pair",
+        metadata={
+            "help": "training items: pair (one per tactic and positive premise, ReProver) or "
+            "tactic (one per tactic, a random positive each epoch: shorter epochs, tactics weigh the same)",
+            "choices": ("pair", "tactic"),
+        },
+    )
     num_in_file_negatives: int = field(
         default=1,
         metadata={"help": "how many of the negatives come from the positive premise's own file"},
@@ -86,6 +95,14 @@ class RetrievalConfig:
         default=512, metadata={"help": "max tokens of a proof-state context"}
     )
     premise_max_len: int = field(default=512, metadata={"help": "max tokens of a premise"})
+    context_format: str = field(
+        default="goal_first",
+        metadata={
+            "help": "query text of a proof state: goal_first (the first goal's ⊢ line before its "
+            "hypotheses, so truncation drops hypotheses, not the goal) or raw (as traced)",
+            "choices": CONTEXT_FORMATS,
+        },
+    )
     ewc_lambda: float = field(
         default=0.0,
         metadata={"help": "EWC strength λ: loss += λ·Σ F(θ−θ*)² over earlier repos (0: off)"},
@@ -138,7 +155,16 @@ class RetrievalConfig:
     )
 
     def __post_init__(self) -> None:
-        check_choices(type(self), {"loss": self.loss, "split": self.split}, source="retrieval")
+        check_choices(
+            type(self),
+            {
+                "loss": self.loss,
+                "split": self.split,
+                "context_format": self.context_format,
+                "sample_by": self.sample_by,
+            },
+            source="retrieval",
+        )
         if self.num_in_file_negatives > self.num_negatives:
             raise ConfigError(
                 f"num_in_file_negatives ({self.num_in_file_negatives}) > num_negatives ({self.num_negatives})",

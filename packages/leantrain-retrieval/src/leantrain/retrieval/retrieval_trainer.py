@@ -50,11 +50,13 @@ class BestRetrieverCheckpoint(L.Callback):
         self.monitor = monitor
         self.best: float | None = None
         self.best_metrics: dict[str, float] = {}
+        self.validated_step: int | None = None  # global step of the last validation
 
     def on_validation_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         value = trainer.callback_metrics.get(self.monitor)
         if trainer.sanity_checking or value is None:
             return
+        self.validated_step = trainer.global_step
         # ties go to the later (more trained) model: on small validation sets R@10 is often flat
         if self.best is None or float(value) >= self.best:
             self.best = float(value)
@@ -162,6 +164,8 @@ class RetrievalTrainer:
             num_in_file_negatives=cfg.num_in_file_negatives,
             context_max_len=cfg.context_max_len,
             premise_max_len=cfg.premise_max_len,
+            context_format=cfg.context_format,
+            sample_by=cfg.sample_by,
             num_workers=cfg.num_workers,
             seed=cfg.seed + step.index,
         )
@@ -178,22 +182,24 @@ class RetrievalTrainer:
             callbacks.append(JsonlLog(step.log_file))
         trainer = self._lightning_trainer(step, callbacks)
         resume = step.work_dir / LAST_CKPT
-        if resume.is_file():
+        resumed = resume.is_file()
+        if resumed:
             log.info("resuming step %d from %s", step.index, resume)
         trainer.fit(
             model,
             datamodule=dm,
-            ckpt_path=resume if resume.is_file() else None,
+            ckpt_path=resume if resumed else None,
             weights_only=True,
         )
-        trainer.validate(model, datamodule=dm, verbose=False)  # the final weights compete too
+        if best.validated_step != trainer.global_step:  # the final weights compete too
+            trainer.validate(model, datamodule=dm, verbose=False)
         metrics: dict[str, Any] = {
             **best.best_metrics,
             "train_examples": len(dm.train_examples),
             "val_examples": len(dm.val_examples),
             "global_step": trainer.global_step,
             "world_size": trainer.world_size,
-            "resumed": resume.is_file(),
+            "resumed": resumed,
         }
         if trainer.is_global_zero:  # the engine saves and evaluates on rank 0 only
             device = trainer.strategy.root_device
@@ -260,6 +266,7 @@ class RetrievalTrainer:
     def _module_kwargs(self) -> dict[str, Any]:
         keys = ("learning_rate", "weight_decay", "warmup_steps", "loss", "temperature")
         keys += ("context_max_len", "premise_max_len", "eval_batch_size", "ewc_lambda")
+        keys += ("context_format",)
         return {k: getattr(self.config, k) for k in keys}
 
     def _start_model(self, init_from: Path | None) -> PremiseRetriever:
