@@ -74,6 +74,8 @@ def test_train_step_save_load_evaluate(small, tmp_path, export_dir, tiny_dir):
     assert any("top1_accuracy" in k for k in result["final"]), result["final"]  # evaluated
     model_dir = Path(result["model_dir"])
     assert (model_dir / "config.json").is_file()
+    manager.save(tmp_path / "saved")  # the trained model, after the engine removed its work dir
+    assert (tmp_path / "saved/config.json").is_file()
     assert json.loads((model_dir / "leantrain_model.json").read_text())["trainer"] == "verl"
     other = VERLTrainingManager(small, "grpo")
     other.load(model_dir)

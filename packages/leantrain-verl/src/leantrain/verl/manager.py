@@ -330,7 +330,11 @@ class VERLTrainingManager:
             overwrite=overwrite,
             output_flag="--output_dir",
         )
-        return engine.run()[self.name]
+        result = engine.run()[self.name]
+        if result.get("model_dir"):
+            # the step's work dir (VERL's merged model) is gone: the saved checkpoint is current
+            self.model_dir = Path(result["model_dir"])
+        return result
 
     def _fingerprint(self) -> dict[str, Any]:
         return {
