@@ -25,10 +25,15 @@ def test_infonce_masks_other_positives_instead_of_pushing_them_away():
 def test_embeddings_are_normalised_and_padding_does_not_matter():
     torch.manual_seed(0)
     model = PremiseRetriever.from_name("tiny", tiny_d_model=32, tiny_layers=1)
-    e1 = model.encode_texts(["⊢ a + b = b + a"])
-    e2 = model.encode_texts(["⊢ a + b = b + a", "a much longer premise text " * 3])[:1]
+    texts = ["⊢ a + b = b + a", "a much longer premise text " * 3]
+    e1 = model.encode_texts(texts[:1], precision="fp32")
+    e2 = model.encode_texts(texts, precision="fp32")[:1]
     assert torch.allclose(e1.norm(dim=-1), torch.ones(1), atol=1e-5)
     assert torch.allclose(e1, e2, atol=1e-5)
+    # bf16 autocast (the default on CPUs with native bf16): the same up to bf16 rounding
+    b1 = model.encode_texts(texts[:1], precision="bf16")
+    b2 = model.encode_texts(texts, precision="bf16")[:1]
+    assert torch.allclose(b1, b2, atol=2e-2) and torch.allclose(b1, e1, atol=2e-2)
 
 
 def test_save_and_reload_gives_identical_embeddings_and_tokenizer(tmp_path):

@@ -176,32 +176,27 @@ class PremiseRetriever(L.LightningModule):
         pooled = pool(hidden, attention_mask, self._pool_modes).float()
         return F.normalize(pooled, dim=-1) if self.normalize else pooled
 
-    @torch.no_grad()
     def encode_texts(
-        self, texts: Sequence[str], *, max_len: int | None = None, batch_size: int | None = None
+        self,
+        texts: Sequence[str],
+        *,
+        max_len: int | None = None,
+        batch_size: int | None = None,
+        precision: str | None = None,
     ) -> torch.Tensor:
-        """Embeddings of ``texts`` (float32, on CPU), batched, in eval mode."""
-        was_training = self.training
-        self.eval()
-        max_len = max_len or self.premise_max_len
-        bs = batch_size or self.eval_batch_size
-        out = []
-        device = self.device
-        # Sorting by length keeps padding (and so wasted compute) low; order is restored below.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for s in range(0, len(order), bs):
-            chunk = [texts[i] for i in order[s : s + bs]]
-            enc = self.tokenizer(
-                chunk, padding="longest", truncation=True, max_length=max_len, return_tensors="pt"
-            )
-            out.append(self(enc["input_ids"].to(device), enc["attention_mask"].to(device)).cpu())
-        self.train(was_training)
-        if not out:
-            return torch.zeros(0, self.embedding_dim)
-        emb = torch.cat(out)
-        result = torch.empty_like(emb)
-        result[torch.tensor(order)] = emb
-        return result
+        """Embeddings of ``texts`` (float32, on CPU, in input order): tokenized once, encoded
+        in length-sorted batches under a token budget, in inference mode, with bf16 autocast
+        where the hardware has native bf16 (``precision``: ``auto``, ``bf16``, ``fp32``);
+        see :mod:`leantrain.retrieval.encoding`."""
+        from leantrain.retrieval.encoding import encode
+
+        return encode(
+            self,
+            texts,
+            max_len=max_len or self.premise_max_len,
+            batch_size=batch_size or self.eval_batch_size,
+            precision=precision,
+        )
 
     def encode_contexts(
         self, states: Sequence[str], *, batch_size: int | None = None

@@ -1,0 +1,77 @@
+"""Fast batched encoding: same ids as the tokenizer, same embeddings as one row at a time."""
+
+import numpy as np
+import pytest
+import torch
+from leantrain.retrieval import PremiseRetriever
+from leantrain.retrieval.encoding import (
+    cpu_has_bf16,
+    length_batches,
+    tokenize_all,
+    use_bf16,
+)
+
+TEXTS = [
+    "x : ℕ\n⊢ x + 0 = x",
+    "⊢ a = b",
+    "theorem foo (h : a < b) : b > a",
+    "s : Set α\n⊢ s ∩ ∅ = ∅ ∧ ∀ x ∈ s, x ∉ ∅" * 3,
+    "",
+    "a literal </s> and <extra_id_3> inside",
+    "𝓝 x ≤ 𝓝 y",
+]
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(0)
+    return PremiseRetriever.from_name(
+        "tiny", tiny_d_model=32, tiny_layers=1, context_max_len=48, premise_max_len=48
+    )
+
+
+def test_byt5_ids_equal_the_tokenizers_including_truncation_and_special_tokens(model):
+    for max_len in (48, 8):
+        fast = tokenize_all(model.tokenizer, TEXTS, max_len)
+        slow = model.tokenizer(TEXTS, truncation=True, max_length=max_len)["input_ids"]
+        assert [row.tolist() for row in fast] == slow
+
+
+def test_length_batches_cover_every_row_once_sorted_under_the_token_budget():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(1, 300, size=1000)
+    batches = length_batches(lengths, 16)
+    flat = np.concatenate(batches)
+    assert sorted(flat.tolist()) == list(range(1000))
+    assert all(lengths[b].tolist() == sorted(lengths[b].tolist()) for b in batches)
+    budget = 16 * int(lengths.max())
+    for b in batches[:-1]:
+        assert 16 <= len(b) <= 128 and len(b) * int(lengths[b].max()) <= budget
+    assert len(batches[0]) > len(batches[-2])  # short rows travel in larger batches
+    assert length_batches([], 4) == []
+
+
+def test_encode_texts_matches_one_row_at_a_time_in_input_order(model):
+    batched = model.encode_texts(TEXTS, batch_size=3, precision="fp32")
+    single = torch.cat([model.encode_texts([t], batch_size=1, precision="fp32") for t in TEXTS])
+    assert batched.dtype == torch.float32 and batched.shape == (len(TEXTS), model.embedding_dim)
+    assert torch.allclose(batched, single, atol=1e-5)
+    assert not batched.is_inference()  # usable where autograd records (training validation)
+    assert model.encode_texts([]).shape == (0, model.embedding_dim)
+
+
+def test_bf16_encoding_stays_close_to_fp32(model):
+    fp32 = model.encode_texts(TEXTS, precision="fp32")
+    bf16 = model.encode_texts(TEXTS, precision="bf16")
+    assert bf16.dtype == torch.float32
+    assert torch.nn.functional.cosine_similarity(fp32, bf16).min() > 0.99
+
+
+def test_precision_choice(monkeypatch):
+    cpu = torch.device("cpu")
+    assert use_bf16(cpu, "fp32") is False and use_bf16(cpu, "bf16") is True
+    assert use_bf16(cpu, "auto") is cpu_has_bf16()
+    monkeypatch.setenv("LEANTRAIN_ENCODE_PRECISION", "fp32")
+    assert use_bf16(cpu) is False
+    with pytest.raises(ValueError, match="precision must be one of"):
+        use_bf16(cpu, "fp16")
