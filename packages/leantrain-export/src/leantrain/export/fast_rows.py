@@ -94,12 +94,17 @@ def theorem_parts(raw: Any) -> TheoremParts | None:
     for tac in traced:
         if type(tac) is not dict:
             return None
-        if canonical and tuple(tac)[:4] != _TACTIC_ORDER:
-            canonical = False
-        text, before, after = tac.get("tactic"), tac.get("state_before"), tac.get("state_after")
+        keys = tuple(tac)
+        if keys == _TACTIC_ORDER:  # the usual record: exactly these fields, in this order
+            text, ann, before, after = tac.values()
+            extra = None
+        else:
+            canonical = canonical and keys[:4] == _TACTIC_ORDER
+            text, before, after = tac.get("tactic"), tac.get("state_before"), tac.get("state_after")
+            ann = tac.get("annotated_tactic")
+            extra = None if tac.keys() <= TACTIC_FIELDS else extra_json(tac, TACTIC_FIELDS)
         if type(text) is not str or type(before) is not str or type(after) is not str:
             return None
-        ann = tac.get("annotated_tactic")
         provenances: list[tuple[Any, ...]] = []
         annotated = None
         if ann is None:
@@ -113,25 +118,19 @@ def theorem_parts(raw: Any) -> TheoremParts | None:
             for p in provs:
                 if type(p) is not dict:
                     return None
-                if canonical and tuple(p) != _PROVENANCE_FIELDS:
+                if tuple(p) == _PROVENANCE_FIELDS:
+                    pname, ppath, pos, end_pos = p.values()
+                else:
                     canonical = False
-                pname, ppath = p.get("full_name"), p.get("def_path")
+                    pname, ppath = p.get("full_name"), p.get("def_path")
+                    pos, end_pos = p.get("def_pos"), p.get("def_end_pos")
                 if type(pname) is not str or type(ppath) is not str:
                     return None
-                pspan = _span(p.get("def_pos"), p.get("def_end_pos"))
+                pspan = _span(pos, end_pos)
                 if pspan is None:
                     return None
                 provenances.append((pname, ppath, *pspan))
-        tactics.append(
-            (
-                text,
-                annotated,
-                before,
-                after,
-                None if tac.keys() <= TACTIC_FIELDS else extra_json(tac, TACTIC_FIELDS),
-                provenances,
-            )
-        )
+        tactics.append((text, annotated, before, after, extra, provenances))
     head = (url, commit, fp, name, statement, *span, extra_json(raw, THEOREM_FIELDS))
     return head, tactics, traced if canonical else None
 
