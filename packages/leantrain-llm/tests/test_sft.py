@@ -215,3 +215,21 @@ def test_real_export_dir_trains_and_evaluates(lean4_example, tmp_path):
     assert {"val_eval_loss", "val_top1_accuracy", "val_top2_accuracy"} <= set(result["final"])
     metrics = t.evaluate(lean4_example, "test")
     assert metrics["num_examples"] > 0 and metrics["eval_loss"] > 0
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CPU precision settings")
+@pytest.mark.parametrize(
+    ("mode", "expected"), [("off", "fp32"), ("on", "bf16-autocast"), ("auto", "fp32")]
+)
+def test_cpu_bf16_setting_picks_the_precision_and_trains(sft_rows, tmp_path, mode, expected):
+    # 'auto' keeps the tiny model (hidden 64) in fp32: casts cost more than bf16 saves there
+    t = _trainer(tmp_path, cpu_bf16=mode, max_steps=4)
+    final = t.train(sft_rows)["final"]
+    assert final["precision"] == expected
+    assert final["train_loss"] == pytest.approx(final["train_loss"])  # finite, not nan
+    assert next(t.model.parameters()).dtype == torch.float32  # master weights stay fp32
+
+
+def test_cpu_bf16_rejects_unknown_values(tmp_path):
+    with pytest.raises(ConfigError, match="cpu_bf16"):
+        SFTConfig(output_dir=str(tmp_path), cpu_bf16="maybe")

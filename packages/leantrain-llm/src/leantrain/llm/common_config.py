@@ -175,6 +175,8 @@ class LeanTrainArguments(
             from leantrain.llm.model_loading import bf16_supported
 
             self.bf16 = bf16_supported()
+            # left to the trainer: bf16 autocast on a CPU that has it (SFT's cpu_bf16)
+            self.precision_auto = not self.bf16
 
     def _check_common(self) -> None:
         check_numbers(self, NUMBER_RULES)

@@ -52,7 +52,20 @@ class SFTConfig(LeanTrainArguments, trl.SFTConfig):
         },
     )
 
+    cpu_bf16: str = field(
+        default="auto",
+        metadata={
+            "help": "bf16 autocast (fp32 master weights) when training on a CPU: 'auto' (a CPU "
+            "with AVX512-BF16/AMX and a model with hidden size >= 256), 'on' or 'off'. Not used "
+            "on a GPU or where bf16/fp16 is set explicitly.",
+            "choices": ("auto", "on", "off"),
+        },
+    )
+
     def __post_init__(self) -> None:
         self._check_common()
+        from leantrain.core.config import check_choices
+
+        check_choices(type(self), {"cpu_bf16": self.cpu_bf16}, source=type(self).__name__)
         self._resolve_precision()
         super().__post_init__()
