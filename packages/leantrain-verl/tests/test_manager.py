@@ -20,7 +20,7 @@ def test_dry_run_resolves_config_and_command(small, tmp_path):
     assert plan["adv_estimator"] == "grpo"
     assert plan["command"][1:3] == ["-m", "verl.trainer.main_ppo"]
     assert "compute_score" in plan["config"]
-    assert str(Path(__file__).parents[1] / "src/leantrain/verl/rewards.py") in plan["config"]
+    assert "path: pkg://leantrain.verl.rewards" in plan["config"]  # the package's registries
 
 
 def test_bad_config_fails_at_construction(small):
@@ -38,7 +38,7 @@ def test_custom_advantage_goes_into_the_config_and_ray_workers(small, algos_modu
     cfg = manager.resolved_config()
     assert cfg.algorithm.adv_estimator == "compute_weighted_grpo_advantage"
     env = cfg.ray_kwargs.ray_init.runtime_env
-    assert env.worker_process_setup_hook == "leantrain.verl.core_algos.setup_worker"
+    assert env.worker_process_setup_hook == "leantrain.verl.worker_setup.setup_worker"
     assert (
         f"{algos_module}:compute_weighted_grpo_advantage" == env.env_vars.LEANTRAIN_VERL_CORE_ALGOS
     )

@@ -81,6 +81,8 @@ def _train(argv: Sequence[str]) -> int:
         print("# adv_estimator:", plan["adv_estimator"])
         if plan["custom_advantage"]:
             print("# custom advantage (register_adv_est):", plan["custom_advantage"])
+        if plan["reward_modules"]:
+            print("# reward modules (imported by every Ray worker):", *plan["reward_modules"])
         print("# command:", " ".join(plan["command"]))
         return 0
     result = manager.train(

@@ -32,6 +32,7 @@ from leantrain.verl.algorithms import algorithm_overrides
 from leantrain.verl.config import compose_config, load_user_yaml, to_yaml, validate_config
 from leantrain.verl.core_algos import ENV, CustomAdvantage, find_advantage_function
 from leantrain.verl.data import DataSettings, check_data_path, convert_to_verl
+from leantrain.verl.worker_setup import HOOK, REWARD_MODULES_ENV, WorkerImports, reward_imports
 
 Launcher = Callable[[list[str], dict[str, str], Path], int]
 """``launcher(command, env, log_file) -> exit code`` (default: a subprocess, output teed)."""
@@ -86,6 +87,12 @@ def parse_console_metrics(text: str) -> dict[str, float]:
                 continue
         last = metrics
     return last
+
+
+def _worker_env(cfg: Any) -> dict[str, str]:
+    """leantrain's variables in the resolved config's Ray ``runtime_env``."""
+    env = cfg.ray_kwargs.ray_init.runtime_env.get("env_vars") or {}
+    return {k: str(v) for k, v in env.items() if k in (ENV, REWARD_MODULES_ENV)}
 
 
 class VERLTrainingManager:
@@ -201,14 +208,14 @@ class VERLTrainingManager:
         )
         from omegaconf import OmegaConf, open_dict
 
-        reward_file = Path(__file__).with_name("rewards.py")
-        manager_file = Path(__file__).with_name("verl_reward_manager.py")
         values: dict[str, Any] = {
             "data.train_files": str(train_file or work / "data/train.parquet"),
             "data.val_files": str(val_file or work / "data/val.parquet"),
             "actor_rollout_ref.model.path": str(model_path or self._model_placeholder()),
             "trainer.default_local_dir": str(work / "checkpoints"),
-            "reward.custom_reward_function.path": str(reward_file),
+            # pkg://: VERL imports leantrain.verl.rewards itself (a file path would load a
+            # second copy, whose registries hold nothing the user's modules registered)
+            "reward.custom_reward_function.path": "pkg://leantrain.verl.rewards",
             "reward.custom_reward_function.name": "compute_score",
         }
         if self.custom is not None:
@@ -224,7 +231,7 @@ class VERLTrainingManager:
         if self.settings.get("reward_manager"):
             values["reward.reward_manager.source"] = "importlib"
             values["reward.reward_manager.name"] = "LeantrainRewardManager"
-            values["reward.reward_manager.module.path"] = str(manager_file)
+            values["reward.reward_manager.module.path"] = "pkg://leantrain.verl.verl_reward_manager"
             kwargs["leantrain_manager"] = self.settings["reward_manager"]
             kwargs["leantrain_manager_options"] = dict(
                 self.settings.get("reward_manager_options") or {}
@@ -234,14 +241,29 @@ class VERLTrainingManager:
                 OmegaConf.update(cfg, key, value, merge=True)
             fn = cfg.reward.custom_reward_function
             fn.reward_kwargs = {**kwargs, **dict(fn.get("reward_kwargs") or {})}
-            env = cfg.ray_kwargs.ray_init.runtime_env
+            used = OmegaConf.to_container(fn.reward_kwargs, resolve=True)
+            assert isinstance(used, dict)
+            # the modules that registered the run's rewards, imported again in every worker
+            imports = reward_imports(
+                used.get("rewards"),
+                used.get("leantrain_manager"),
+                allow_code=bool(used.get("allow_code")),
+            )
+            worker_env: dict[str, str] = {}
             if self.custom is not None:
-                env.worker_process_setup_hook = "leantrain.verl.core_algos.setup_worker"
-                path = os.pathsep.join(p for p in (os.getcwd(), os.environ.get("PYTHONPATH")) if p)
+                worker_env[ENV] = self.custom.spec
+            if imports.modules:
+                worker_env[REWARD_MODULES_ENV] = imports.payload()
+            if worker_env:
+                env = cfg.ray_kwargs.ray_init.runtime_env
+                env.worker_process_setup_hook = HOOK
+                path = os.pathsep.join(
+                    p for p in (os.getcwd(), *imports.paths, os.environ.get("PYTHONPATH")) if p
+                )
                 env.env_vars = {
                     **dict(env.get("env_vars") or {}),
-                    ENV: self.custom.spec,
-                    "PYTHONPATH": path,  # the module beside the user, in every Ray worker
+                    **worker_env,
+                    "PYTHONPATH": path,  # the user's modules, in every Ray worker
                 }
         return cfg
 
@@ -291,10 +313,13 @@ class VERLTrainingManager:
         cfg = self.resolved_config()
         validate_config(cfg, need_data=False)
         work = self.output_dir / "verl/work/000"
+        payload = _worker_env(cfg).get(REWARD_MODULES_ENV)
+        imports = WorkerImports.from_payload(payload) if payload else None
         return {
             "algorithm_type": self.algorithm_type,
             "adv_estimator": str(cfg.algorithm.adv_estimator),
             "custom_advantage": None if self.custom is None else self.custom.spec,
+            "reward_modules": list(imports.modules) if imports else [],
             "config": to_yaml(cfg),
             "command": self.command(work),
         }
@@ -363,9 +388,7 @@ class VERLTrainingManager:
         )
         validate_config(cfg)
         atomic_write_text(work / f"{CONFIG_NAME}.yaml", to_yaml(cfg))
-        env = dict(os.environ)
-        if self.custom is not None:
-            env[ENV] = self.custom.spec
+        env = {**os.environ, **_worker_env(cfg)}
         log_file = step.log_file or work / "verl.log"
         code = self.launcher(self.command(work), env, log_file)
         if code != 0:

@@ -144,6 +144,9 @@ _CACHE: dict[str, list[_Scorer]] = {}
 def _cached_scorers(specs: Any, allow_code: bool) -> list[_Scorer]:
     key = json.dumps([specs, allow_code], sort_keys=True, default=str)
     if key not in _CACHE:
+        from leantrain.verl.worker_setup import ensure_worker_imports
+
+        ensure_worker_imports()  # in a VERL worker: the run's reward modules, if not yet
         _CACHE[key] = build_scorers(specs, allow_code=allow_code)
     return _CACHE[key]
 

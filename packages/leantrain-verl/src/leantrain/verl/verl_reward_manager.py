@@ -1,10 +1,12 @@
 """The VERL reward manager that hands VERL's responses to a leantrain reward manager.
 
-Loaded by VERL itself (``reward.reward_manager.source: importlib``, ``module.path`` = this file,
-``name: LeantrainRewardManager``); it imports verl, so nothing else in leantrain.verl imports it.
-The leantrain manager is named in ``reward.reward_kwargs.leantrain_manager`` (options in
-``reward.reward_kwargs.leantrain_manager_options``). verl 0.9's reward loop scores one response
-at a time (``run_single``), so under VERL the manager sees batches of one item.
+Loaded by VERL itself (``reward.reward_manager.source: importlib``, ``module.path:
+pkg://leantrain.verl.verl_reward_manager``, ``name: LeantrainRewardManager``); it imports verl,
+so nothing else in leantrain.verl imports it. The leantrain manager is named in
+``reward.custom_reward_function.reward_kwargs.leantrain_manager`` (options in
+``…reward_kwargs.leantrain_manager_options``), the kwargs VERL also hands ``compute_score``.
+verl 0.9's reward loop scores one response at a time (``run_single``), so under VERL the
+manager sees batches of one item.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from leantrain.verl.rewards import REWARD_MANAGERS
+from leantrain.verl.worker_setup import ensure_worker_imports
 
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
@@ -21,11 +24,19 @@ class LeantrainRewardManager(RewardManagerBase):
 
     def __init__(self, config: Any, tokenizer: Any, compute_score: Any = None, **kwargs: Any):
         super().__init__(config, tokenizer, compute_score)
-        reward_kwargs = dict(config.reward.get("reward_kwargs", {}) or {})
+        function = config.reward.get("custom_reward_function") or {}
+        reward_kwargs = {
+            **dict(config.reward.get("reward_kwargs", {}) or {}),
+            **dict(function.get("reward_kwargs", {}) or {}),
+        }
         name = reward_kwargs.get("leantrain_manager")
         if not name:
-            raise ValueError("reward.reward_kwargs.leantrain_manager names no reward manager")
+            raise ValueError(
+                "reward.custom_reward_function.reward_kwargs.leantrain_manager names no reward "
+                "manager"
+            )
         options = dict(reward_kwargs.get("leantrain_manager_options", {}) or {})
+        ensure_worker_imports()  # the module that registered it, if the setup hook has not run
         self.manager = REWARD_MANAGERS.get(str(name))(**options)
 
     async def run_single(self, data: Any) -> dict:
