@@ -1,13 +1,20 @@
 """Benchmark: premise indexing, retrieval and training of the tiny retriever on CPU.
 
-Synthetic corpora of 10k and 100k premises (``leantrain_tools.synthetic_retrieval``); the tiny
-ByT5-style encoder (d_model 64, 2 layers). References are measured in the same run:
+Corpora of 10k and 100k premises of real Lean text (the goals of the proof states in
+``../shared/data``, cycled with distinct names over 50 chained files, as in
+``anchors/_retrieval_data.py``; a missing data file is an error); queries are real proof
+states. The tiny ByT5-style encoder (d_model 64, 2 layers), 256-token cut, one torch thread.
+References are measured in the same run (ratios are throughput ratios, > 1 = faster):
 
-* indexing — ``PremiseRetriever.encode_texts`` (length-sorted batches) vs the same encoder on
-  batches in corpus order (padding to the longest of a random mix);
+* indexing — ``PremiseRetriever.encode_texts`` (tokenized once, length-sorted token-budget
+  batches, inference mode, bf16 where native) vs the same encoder on batches of 64 in corpus
+  order padded to their longest row (LeanDojo-v2's ``reindex_corpus`` loop), on a 5k slice;
 * retrieval — ``PremiseIndex.search`` (exact torch top-k over the accessible premises) vs a
   brute-force numpy full sort of the same scores, and BM25 (``bm25s``) on the same queries;
-* training — optimizer steps/s of ``RetrievalTrainer`` (batch 8, 3 negatives, MSE loss).
+* training — optimizer steps/s of ``RetrievalTrainer`` (batch 8, 3 negatives, MSE loss) on a
+  small synthetic export (``leantrain_tools.synthetic_retrieval``).
+
+The comparison with LeanDojo-v2 itself is ``tools/bench/anchor.py --index --query``.
 
 Usage: ``uv run python tools/bench/retrieval.py [sizes …]`` (default ``10000 100000``).
 """
@@ -31,18 +38,21 @@ def _timed(fn):
 
 
 def bench_size(n: int, model, rng: random.Random) -> None:
+    from anchors._retrieval_data import goals, real_states, write_corpus
     from leantrain.retrieval import Corpus
     from leantrain.retrieval.bm25 import BM25Ranker
-    from leantrain_tools.synthetic_retrieval import synthetic_corpus
 
-    corpus = Corpus(synthetic_corpus(n, num_files=16, seed=n))
+    states = real_states()
+    with tempfile.TemporaryDirectory() as tmp:
+        write_corpus(Path(tmp) / "corpus.jsonl", goals(states), n)
+        corpus = Corpus.from_jsonl(Path(tmp) / "corpus.jsonl")
     texts = corpus.texts()
     # indexing: a reference slice in corpus order (unsorted batches), then the whole corpus sorted
     ref_n = min(n, 5000)
     bs = 64
 
     def unsorted():
-        with torch.no_grad():
+        with torch.inference_mode():
             model.eval()
             for s in range(0, ref_n, bs):
                 enc = model.tokenizer(
@@ -65,8 +75,8 @@ def bench_size(n: int, model, rng: random.Random) -> None:
     nq = 200
     files = sorted(corpus.file_premises)
     paths = [rng.choice(files) for _ in range(nq)]
-    states = [f"x : Nat\n⊢ {t.split(': ', 1)[-1][:60]}" for t in rng.sample(texts, nq)]
-    q, t_enc = _timed(lambda: model.encode_texts(states, max_len=model.context_max_len))
+    states = rng.sample(states, nq)
+    q, t_enc = _timed(lambda: model.encode_contexts(states))
     _, t_search = _timed(lambda: index.search(q, paths, 10))
     emb = index.embeddings.numpy()
     qn = q.numpy()
@@ -99,14 +109,16 @@ def bench_training(steps: int = 30) -> None:
         cfg = RetrievalConfig(
             model_name="tiny",
             output_dir=str(Path(tmp) / "run"),
-            max_steps=steps,
-            accelerator="cpu",
-            devices="1",
             context_max_len=128,
             premise_max_len=128,
             warmup_steps=0,
-            val_check_interval=10_000,
-            log_every_n_steps=50,
+            trainer={
+                "max_steps": steps,
+                "accelerator": "cpu",
+                "devices": 1,
+                "val_check_interval": 10_000,
+                "log_every_n_steps": 50,
+            },
         )
         t = time.perf_counter()
         RetrievalTrainer(cfg).train(data)
@@ -118,6 +130,8 @@ def bench_training(steps: int = 30) -> None:
 
 def main() -> None:
     import logging
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     import warnings
 
     warnings.filterwarnings("ignore")
@@ -126,6 +140,7 @@ def main() -> None:
     from leantrain.retrieval import PremiseRetriever
 
     sizes = [int(a) for a in sys.argv[1:]] or [10_000, 100_000]
+    torch.set_num_threads(1)
     print(f"torch threads: {torch.get_num_threads()}")
     torch.manual_seed(0)
     model = PremiseRetriever.from_name(
