@@ -40,7 +40,7 @@ def test_every_verl_snippet_is_marked_and_each_original_has_a_port():
     originals = [code for mark, _, code in blocks if mark == "original"]
     runs = [code for mark, _, code in blocks if mark == "run"]
     assert len(originals) >= 5 and len(runs) >= len(originals)
-    text = "".join(runs)
+    text = "".join(runs + [code for mark, _, code in blocks if mark.startswith("file: ")])
     for name in ("VERLTrainingManager", "register_reward_function", "register_reward_manager"):
         assert name in text
     assert "--core_algos" in text and "core_function=" in text and "leantrain verl train" in text
@@ -96,7 +96,8 @@ def test_verl_porting_snippets_run(tmp_path, monkeypatch, tiny_dir):
             (REWARD_MANAGERS, "my_reward_manager"),
         ):
             registry._items.pop(name, None)
-        sys.modules.pop("my_algos", None)
+        for name in ("my_algos", "my_rewards", "my_reward_managers"):
+            sys.modules.pop(name, None)
     assert (tmp_path / "outputs/verl_model/config.json").is_file()
     assert (tmp_path / "outputs/verl_data/train.parquet").is_file()
     assert not (tmp_path / "outputs/verl_cli").exists()  # the dry run wrote nothing

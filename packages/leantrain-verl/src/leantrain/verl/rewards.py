@@ -21,6 +21,10 @@ extra keys. A name is resolved in this order:
 ``response_text``, ``ground_truth``, ``extra_info``, ``data_source``); :func:`score_batch`
 runs one, and :mod:`leantrain.verl.verl_reward_manager` is the VERL reward manager that hands
 VERL's responses to it.
+
+VERL imports this module as ``pkg://leantrain.verl.rewards`` (not by file path, which would
+load a second copy with empty registries); in its Ray workers the user's registering modules
+are imported first by :mod:`leantrain.verl.worker_setup`.
 """
 
 from __future__ import annotations
