@@ -22,22 +22,31 @@ EVAL_RATIO = 0.2
 
 
 def prepare(work: Path, args: Any) -> dict[str, Any]:
-    from leantrain.progress import ProgressDataset, ProgressTrainer, make_progress_data
+    from leantrain.progress import ProgressDataset, make_progress_data
+    from leantrain.progress.tiny_model import build_tiny_tokenizer
+    from transformers import BertConfig, BertForSequenceClassification
 
     rows = work / "rows.jsonl"
     make_progress_data(require(MATHLIB), rows)
     model_dir = work / "tiny-bert"
-    maker = ProgressTrainer(
-        str(rows),
-        output_dir=str(work / "init"),
-        tiny_hidden_size=64,
-        tiny_layers=2,
-        tiny_vocab_size=2000,
-        max_length=512,
+    # a plain BERT regressor both transformers versions load (not leantrain's own tiny class)
+    tokenizer = build_tiny_tokenizer(ProgressDataset(str(rows)).texts(), vocab_size=2000)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=256,
+        max_position_embeddings=512,
+        num_labels=1,
+        problem_type="regression",
+        pad_token_id=tokenizer.pad_token_id,
     )
-    maker._ensure_model(ProgressDataset(str(rows)).texts())
-    maker.model.save_pretrained(model_dir)
-    maker.tokenizer.save_pretrained(model_dir)
+    import torch
+
+    torch.manual_seed(0)
+    BertForSequenceClassification(config).save_pretrained(model_dir)
+    tokenizer.save_pretrained(model_dir)
     portable_tokenizer(model_dir)
     return {"rows": str(rows), "model": str(model_dir), "out": str(work / "out")}
 
