@@ -7,8 +7,22 @@ import json
 from pathlib import Path
 
 import pytest
+from leantrain.core import json_fast
 from leantrain.core.errors import DataError
 from leantrain.core.json_reader import iter_json_array, iter_json_records, iter_jsonl, read_json
+
+HAVE_ORJSON = json_fast.enabled()
+
+
+@pytest.fixture(autouse=True, params=["orjson", "stdlib"])
+def json_path(request, monkeypatch):
+    """Every test runs with orjson's fast path (when installed) and with the standard library."""
+    if request.param == "stdlib":
+        monkeypatch.setattr(json_fast, "orjson", None)
+    elif not HAVE_ORJSON:
+        pytest.skip("orjson is not installed")
+    return request.param
+
 
 THEOREM = {
     "url": "https://github.com/o/r",
@@ -162,3 +176,115 @@ def test_missing_file_and_directory(tmp_path: Path):
             read(tmp_path / "none.json")
         with pytest.raises(DataError, match="not a file"):
             read(tmp_path)
+
+
+def _read_all(read, path: Path):
+    """What ``read(path)`` returns, or its error message."""
+    try:
+        return read(path)
+    except DataError as e:
+        return f"DataError: {e}"
+
+
+def _stdlib(read, path: Path):
+    """``read(path)`` by the standard-library path alone (the reference)."""
+    saved, json_fast.orjson = json_fast.orjson, None
+    try:
+        return _read_all(read, path)
+    finally:
+        json_fast.orjson = saved
+
+
+def _records(n: int) -> list:
+    """Theorem-like records whose nested objects and strings look like element boundaries."""
+    out = []
+    for i in range(n):
+        rec = dict(THEOREM, full_name=f"t{i}")
+        rec["traced_tactics"] = [
+            # a nested object opening with the same key as the elements
+            {"url": "nested", "tactic": "simp [f] at h ⊢", "annotated_tactic": ["x", []]},
+            {"tactic": '}, {"url": "inside a string", "s": "\\"}, {', "n": [i, [i, {}]]},
+        ]
+        out.append(rec)
+    return out
+
+
+@pytest.mark.parametrize("chunk", [1, 300, 1000, 4096, 1 << 20])
+@pytest.mark.parametrize("indent", [None, 2])
+def test_pieces_cut_at_element_boundaries_only(tmp_path: Path, chunk, indent):
+    data = _records(60)
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(data, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")
+    got = list(iter_json_array(path, chunk_chars=chunk))
+    assert [i for i, _ in got] == list(range(len(data)))
+    assert [obj for _, obj in got] == data
+
+
+# What orjson reads differently from (or refuses where) the standard library accepts it,
+# deep inside a file: read exactly as the standard library reads it.
+ODD_VALUES = [
+    2**64,
+    -(2**63) - 1,
+    10**30,
+    "9" * 25,  # a long digit run in a string: correct either way
+    "\ud800 lone surrogate",
+    float("inf"),  # written as 1e400 below
+]
+
+
+@pytest.mark.parametrize("odd", ODD_VALUES, ids=[str(v)[:12] for v in ODD_VALUES])
+def test_what_orjson_reads_differently_is_read_as_the_stdlib_does(tmp_path: Path, odd):
+    data = _records(80)
+    data[50]["start"] = [1, odd]
+    text = json.dumps(data).replace("Infinity", "1e400")
+    for name, read in [
+        ("a.json", lambda p: list(iter_json_array(p, chunk_chars=2000))),
+        ("a.jsonl", lambda p: list(iter_jsonl(p))),
+        ("m.json", lambda p: list(enumerate(read_json(p)))),
+    ]:
+        path = tmp_path / name
+        body = "\n".join(json.dumps(d).replace("Infinity", "1e400") for d in data)
+        path.write_text(body if name.endswith(".jsonl") else text, encoding="utf-8")
+        got = _read_all(read, path)
+        assert got == _stdlib(read, path)
+        values = [v for _, v in got]
+        assert values[50]["start"][1] == odd
+        assert type(values[50]["start"][1]) is type(odd)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "NaN",
+        '{"a": 1 "b": 2}',
+        '"tab\tin a string"',
+        "[" * 2000 + "]" * 2000,
+        '"\\x"',
+        "01",
+        "9" * 5000,
+    ],
+)
+def test_errors_deep_in_a_file_are_the_stdlib_messages(tmp_path: Path, bad):
+    # A bad element after many good ones, across pieces: same message, line and index.
+    good = [json.dumps(r, indent=1) for r in _records(70)]
+    path = tmp_path / "bad.json"
+    path.write_text("[" + ",\n".join([*good[:40], bad, *good[40:]]) + "]", encoding="utf-8")
+    for chunk in (500, 1 << 20):
+        read = lambda p, chunk=chunk: list(iter_json_array(p, chunk_chars=chunk))  # noqa: E731
+        got = _read_all(read, path)
+        assert isinstance(got, str) and got.startswith("DataError")
+        assert got == _stdlib(read, path)
+    jsonl = tmp_path / "bad.jsonl"
+    jsonl.write_text("\n".join([json.dumps(r) for r in _records(5)] + [bad]), encoding="utf-8")
+    got = _read_all(lambda p: list(iter_jsonl(p)), jsonl)
+    assert isinstance(got, str) and "line 6" in got
+    assert got == _stdlib(lambda p: list(iter_jsonl(p)), jsonl)
+
+
+def test_not_utf8_deep_in_a_file_names_the_byte(tmp_path: Path):
+    head = json.dumps(_records(50)).encode()[:-1]
+    data = head + b', {"a": "caf\xe9"}]'
+    path = tmp_path / "latin1.json"
+    path.write_bytes(data)
+    with pytest.raises(DataError, match=f"not UTF-8 text: .* at byte {len(head) + 12}"):
+        list(iter_json_array(path, chunk_chars=1000))

@@ -14,6 +14,11 @@ file (and the record), never a traceback and never silently accepted. Checked:
 
 A JSON array is parsed element by element over fixed-size chunks, so memory holds one element
 and one chunk, not the file: LeanDojo split files can be hundreds of megabytes.
+
+When orjson is installed (it is optional: leantrain-export brings it), it parses what it can
+read exactly as the standard library would, JSON arrays in pieces of about one chunk at
+element boundaries (:mod:`leantrain.core.json_fast`); everything else, and every error, goes
+through the standard-library path, so what is accepted and the messages are the same.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from leantrain.core import json_fast
 from leantrain.core.errors import DataError
 
 __all__ = ["iter_json_array", "iter_json_records", "iter_jsonl", "read_json"]
@@ -84,16 +90,21 @@ def _decode_error(path: Path, e: UnicodeDecodeError, offset: int) -> DataError:
 class _Chunks:
     """UTF-8 text of a binary file in chunks, with strict decoding and byte offsets in errors."""
 
-    def __init__(self, path: Path, f: BinaryIO, chunk_bytes: int) -> None:
+    def __init__(self, path: Path, f: BinaryIO, chunk_bytes: int, *, sniff: bool = True) -> None:
+        """Text of ``f`` from its start (checked by :func:`_sniff`), or from where it stands."""
         self.path = path
         self.f = f
         self.chunk_bytes = chunk_bytes
         self.decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self.eof = False
+        if not sniff:
+            self.offset = f.tell()
+            self.pending = b""
+            return
         head = f.read(max(chunk_bytes, _SNIFF_BYTES))
         skip = _sniff(path, head[:_SNIFF_BYTES])
         self.offset = skip
         self.pending = head[skip:]
-        self.eof = False
 
     def read(self, size: int | None = None) -> str:
         """The next piece of text ('' at the end of the file)."""
@@ -148,38 +159,70 @@ def iter_json_array(
 
     ``what`` names the elements in messages ("theorems"). ``allow_empty=False`` makes ``[]`` an
     error. Anything that is not exactly one JSON array of valid JSON values is a
-    :class:`DataError` naming the file (and the element index where it broke).
+    :class:`DataError` naming the file (and the element index where it broke). With orjson
+    installed, pieces of about ``chunk_chars`` bytes are parsed by it (:mod:`.json_fast`); the
+    standard library reads on from the first piece it does not take, and raises the errors.
     """
     path = Path(path)
     _check_file(path)
     with path.open("rb") as f:
-        src = _Chunks(path, f, chunk_chars)
-        buf = ""
+        start: json_fast.Handover = (0, 0, 0)
+        if json_fast.enabled():
+            skip = _sniff(path, f.read(_SNIFF_BYTES))
+            handover = yield from json_fast.iter_array(f, skip, chunk_chars, _DECODER.decode)
+            if handover is None:
+                return
+            start = handover
+        offset, index, lines = start
+        f.seek(offset)
+        src = _Chunks(path, f, chunk_chars, sniff=offset == 0)
+        yield from _stream_array(
+            path, src, what, chunk_chars, allow_empty, index=index, lines=lines, opened=offset > 0
+        )
+
+
+def _stream_array(
+    path: Path,
+    src: _Chunks,
+    what: str,
+    chunk_chars: int,
+    allow_empty: bool,
+    *,
+    index: int,
+    lines: int,
+    opened: bool,
+) -> Iterator[tuple[int, Any]]:
+    """The elements of the array in ``src`` by the standard library, from element ``index``.
+
+    ``opened``: ``src`` starts at an element (the ``[`` and elements before ``index`` were
+    read); ``lines``: the newlines before ``src``'s start, for line numbers in errors.
+    """
+    buf = ""
+    pos = 0
+
+    def fill(size: int | None = None) -> bool:
+        """Append the next chunk, dropping what was consumed; False at the end of the file."""
+        nonlocal buf, pos, lines
+        if src.eof:
+            return False
+        chunk = src.read(size)
+        lines += buf.count("\n", 0, pos)
+        buf = buf[pos:] + chunk
         pos = 0
-        lines = 0  # newlines in the text dropped from ``buf``, for line numbers in errors
+        return bool(chunk)
 
-        def fill(size: int | None = None) -> bool:
-            """Append the next chunk, dropping what was consumed; False at the end of the file."""
-            nonlocal buf, pos, lines
-            if src.eof:
-                return False
-            chunk = src.read(size)
-            lines += buf.count("\n", 0, pos)
-            buf = buf[pos:] + chunk
-            pos = 0
-            return bool(chunk)
+    def skip_ws() -> str:
+        """Advance past whitespace; the next character ('' at the end of the file)."""
+        nonlocal pos
+        while True:
+            while pos < len(buf) and buf[pos] in _WS:
+                pos += 1
+            if pos < len(buf):
+                return buf[pos]
+            if not fill():
+                return ""
 
-        def skip_ws() -> str:
-            """Advance past whitespace; the next character ('' at the end of the file)."""
-            nonlocal pos
-            while True:
-                while pos < len(buf) and buf[pos] in _WS:
-                    pos += 1
-                if pos < len(buf):
-                    return buf[pos]
-                if not fill():
-                    return ""
-
+    if not opened:
         first = skip_ws()
         if first == "":
             raise DataError(
@@ -194,66 +237,65 @@ def iter_json_array(
                 hint=f"the file must hold a JSON array of {what} (one per line: use .jsonl)",
             )
         pos += 1
-        index = 0
-        if skip_ws() == "]":
-            pos += 1
-            if not allow_empty:
-                raise DataError(
-                    path,
-                    f"no {what}: the file holds an empty array",
-                    hint=f"give a file with at least one of the {what}",
-                )
-        else:
-            while True:
-                while True:
-                    try:
-                        obj, end = _DECODER.raw_decode(buf, pos)
-                    except json.JSONDecodeError as e:
-                        cut = e.msg.startswith("Unterminated string") or e.pos >= len(buf) - _TAIL
-                        # An element cut by the chunk boundary: read more (doubling) and retry.
-                        if cut and fill(max(chunk_chars, len(buf))):
-                            continue
-                        line = lines + buf.count("\n", 0, e.pos) + 1
-                        raise _json_error(path, e, index=index, where=f" at line {line}") from None
-                    except (ValueError, RecursionError) as e:
-                        line = lines + buf.count("\n", 0, pos) + 1
-                        where = f" in the element starting at line {line}"
-                        raise _json_error(path, e, index=index, where=where) from None
-                    # A number or literal cut at the chunk end decodes "successfully", too short.
-                    if end == len(buf) and fill():
-                        continue
-                    break
-                pos = end
-                yield index, obj
-                index += 1
-                sep = skip_ws()
-                if sep == ",":
-                    pos += 1
-                    if skip_ws() in ("", "]"):
-                        raise DataError(
-                            path,
-                            f"malformed JSON after element {index - 1}: trailing comma",
-                            index=index - 1,
-                            hint="the file must be a valid JSON array",
-                        )
-                    continue
-                if sep == "]":
-                    pos += 1
-                    break
-                found = "the end of the file" if sep == "" else repr(sep)
-                raise DataError(
-                    path,
-                    f"malformed JSON after element {index - 1}: expected ',' or ']', found {found}",
-                    index=index - 1,
-                    hint="the file must be a valid JSON array (is it truncated?)",
-                )
-        rest = skip_ws()
-        if rest != "":
+    if skip_ws() == "]" and not opened:
+        pos += 1
+        if not allow_empty:
             raise DataError(
                 path,
-                f"unexpected data after the end of the JSON array (starting {buf[pos : pos + 20]!r})",
-                hint="the file must hold exactly one JSON array (two files concatenated?)",
+                f"no {what}: the file holds an empty array",
+                hint=f"give a file with at least one of the {what}",
             )
+    else:
+        while True:
+            while True:
+                try:
+                    obj, end = _DECODER.raw_decode(buf, pos)
+                except json.JSONDecodeError as e:
+                    cut = e.msg.startswith("Unterminated string") or e.pos >= len(buf) - _TAIL
+                    # An element cut by the chunk boundary: read more (doubling) and retry.
+                    if cut and fill(max(chunk_chars, len(buf))):
+                        continue
+                    line = lines + buf.count("\n", 0, e.pos) + 1
+                    raise _json_error(path, e, index=index, where=f" at line {line}") from None
+                except (ValueError, RecursionError) as e:
+                    line = lines + buf.count("\n", 0, pos) + 1
+                    where = f" in the element starting at line {line}"
+                    raise _json_error(path, e, index=index, where=where) from None
+                # A number or literal cut at the chunk end decodes "successfully", too short.
+                if end == len(buf) and fill():
+                    continue
+                break
+            pos = end
+            yield index, obj
+            index += 1
+            sep = skip_ws()
+            if sep == ",":
+                pos += 1
+                if skip_ws() in ("", "]"):
+                    raise DataError(
+                        path,
+                        f"malformed JSON after element {index - 1}: trailing comma",
+                        index=index - 1,
+                        hint="the file must be a valid JSON array",
+                    )
+                continue
+            if sep == "]":
+                pos += 1
+                break
+            found = "the end of the file" if sep == "" else repr(sep)
+            raise DataError(
+                path,
+                f"malformed JSON after element {index - 1}: expected ',' or ']', found {found}",
+                index=index - 1,
+                hint="the file must be a valid JSON array (is it truncated?)",
+            )
+    rest = skip_ws()
+    if rest != "":
+        raise DataError(
+            path,
+            f"unexpected data after the end of the JSON array (starting {buf[pos : pos + 20]!r})",
+            hint="the file must hold exactly one JSON array (two files concatenated?)",
+        )
 
 
 def iter_jsonl(
@@ -270,7 +312,15 @@ def iter_jsonl(
         head = f.read(_SNIFF_BYTES)
         offset = _sniff(path, head)
         f.seek(offset)
+        fast = json_fast.enabled()
         for i, raw in enumerate(f):
+            if fast:  # orjson, where it reads the line as the standard library would
+                obj = json_fast.loads(raw)
+                if obj is not json_fast.MISS:
+                    offset += len(raw)
+                    count += 1
+                    yield i, obj
+                    continue
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as e:
@@ -307,6 +357,13 @@ def read_json(path: str | Path) -> Any:
     path = Path(path)
     _check_file(path)
     with path.open("rb") as f:
+        if json_fast.enabled():
+            data = f.read()
+            skip = _sniff(path, data[:_SNIFF_BYTES])
+            value = json_fast.loads(data[skip:] if skip else data, _DECODER.decode)
+            if value is not json_fast.MISS:
+                return value
+            f.seek(0)
         src = _Chunks(path, f, 1 << 20)
         parts = []
         while piece := src.read():
