@@ -18,7 +18,9 @@ from leantrain.core.schemas import MAX_POS, CorpusFile, Theorem, validate_record
 from leantrain.export.fast_rows import (
     PREMISE_FIELDS,
     corpus_parts,
+    dumps,
     extra_json,
+    loads,
     premise_entries,
     tactic_entries,
     theorem_parts,
@@ -203,3 +205,14 @@ def test_the_plain_shapes_take_the_fast_path():
     assert corpus_parts(line)[3] is None  # the second premise leaves code and kind out
     del line["premises"][1]
     assert corpus_parts(line)[3] == line["premises"]
+
+
+@pytest.mark.parametrize("value", [2**64, -(2**63) - 1, 10**40, "\ud800", 1.5, "9" * 30])
+def test_stored_json_reads_back_exactly(value):
+    # orjson reads integers beyond 64 bits as floats: loads must not (a merged corpus file
+    # reads its premises back with it).
+    premises = [{"full_name": "A.x", "start": [1, 1], "extra": value}]
+    for text in (dumps(premises), dumps(premises).decode("utf-8")):
+        back = loads(text)
+        assert back == premises
+        assert type(back[0]["extra"]) is type(value)

@@ -19,6 +19,7 @@ import json
 from typing import Any
 
 import orjson
+from leantrain.core import json_fast
 from leantrain.core.schemas import MAX_POS, Theorem, TracedTactic
 
 THEOREM_FIELDS = frozenset(Theorem.model_fields)
@@ -157,17 +158,20 @@ def corpus_parts(raw: Any) -> CorpusParts | None:
     for p in premises:
         if type(p) is not dict:
             return None
-        if canonical and tuple(p)[:5] != _PREMISE_ORDER:
-            canonical = False
-        name = p.get("full_name")
-        code = p.get("code", "")
-        kind = p.get("kind", "theorem")
+        keys = tuple(p)
+        if keys == _PREMISE_ORDER:  # the usual premise: exactly these fields, in this order
+            name, code, start, end, kind = p.values()
+            extra = None
+        else:
+            canonical = canonical and keys[:5] == _PREMISE_ORDER
+            name, code, kind = p.get("full_name"), p.get("code", ""), p.get("kind", "theorem")
+            start, end = p.get("start"), p.get("end")
+            extra = None if p.keys() <= PREMISE_FIELDS else extra_json(p, PREMISE_FIELDS)
         if type(name) is not str or type(code) is not str or type(kind) is not str:
             return None
-        span = _span(p.get("start"), p.get("end"))
+        span = _span(start, end)
         if span is None:
             return None
-        extra = None if p.keys() <= PREMISE_FIELDS else extra_json(p, PREMISE_FIELDS)
         rows.append((name, code, *span, kind, extra))
     return path, imports, rows, premises if canonical else None
 
@@ -232,17 +236,22 @@ def tactics_json(entries: list[Any], keep: list[bool]) -> tuple[bytes, bytes | N
 
 def dumps(obj: Any) -> bytes:
     """Compact UTF-8 JSON of ``obj`` (orjson; the standard library for what orjson cannot
-    encode, such as integers beyond 64 bits in an unknown field)."""
+    encode, such as integers beyond 64 bits in an unknown field, and ``\\uXXXX`` escapes
+    for lone surrogates, which UTF-8 cannot hold)."""
     try:
         return orjson.dumps(obj)
     except orjson.JSONEncodeError:
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(obj, separators=(",", ":")).encode("ascii")
 
 
 def loads(text: str | bytes) -> Any:
-    """The JSON value of ``text`` written by :func:`dumps` (orjson; the standard library for
-    what orjson does not read, such as integers beyond 64 bits)."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
+    """The JSON value of ``text`` written by :func:`dumps` (orjson where it reads it exactly;
+    the standard library for the rest, such as integers beyond 64 bits, which orjson would
+    read as floats: :func:`leantrain.core.json_fast.loads`)."""
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
+    value = json_fast.loads(data, json.loads)
+    return json.loads(text) if value is json_fast.MISS else value
