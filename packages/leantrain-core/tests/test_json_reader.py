@@ -288,3 +288,23 @@ def test_not_utf8_deep_in_a_file_names_the_byte(tmp_path: Path):
     path.write_bytes(data)
     with pytest.raises(DataError, match=f"not UTF-8 text: .* at byte {len(head) + 12}"):
         list(iter_json_array(path, chunk_chars=1000))
+
+
+@pytest.mark.parametrize(
+    ("tail", "message"),
+    [
+        ("] garbage", "unexpected data after the end of the JSON array"),
+        ("]\n[1]", "unexpected data after the end of the JSON array"),
+        (",]", "trailing comma"),
+        ("", "found the end of the file"),
+    ],
+)
+def test_the_end_of_an_array_of_objects_is_checked(tmp_path: Path, tail, message):
+    path = tmp_path / "end.json"
+    path.write_bytes(codecs.BOM_UTF8 + json.dumps(_records(30)).encode()[:-1] + tail.encode())
+    for chunk in (700, 1 << 20):
+        with pytest.raises(DataError, match=message) as e:
+            list(iter_json_array(path, chunk_chars=chunk))
+        assert str(e.value) == _stdlib(lambda p: list(iter_json_array(p)), path)[11:]
+    path.write_bytes(codecs.BOM_UTF8 + json.dumps(_records(30)).encode() + b"\n\t ")
+    assert [v for _, v in iter_json_array(path, chunk_chars=700)] == _records(30)

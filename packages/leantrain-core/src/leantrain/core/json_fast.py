@@ -51,8 +51,9 @@ _WS = b" \t\n\r"
 _PIECE = 64 << 10
 # Cuts tried per piece before the rest of the file goes to the standard-library reader.
 _TRIES = 4
-# No element boundary in this many bytes: the elements are huge; stream them instead.
-_MAX_PIECE = 64 << 20
+# No element boundary in this many bytes: the elements are huge (or their first keys all
+# differ); stream them instead (a piece's objects take ~4x its bytes).
+_MAX_PIECE = 16 << 20
 
 #: ``(byte offset, element index, newlines before the offset)`` where the standard-library
 #: reader must take over; offset 0: from the start of the file. The newlines are counted
