@@ -91,7 +91,11 @@ def test_best_checkpoint_is_the_lowest_mse_one(tmp_path: Path) -> None:
         tmp_path / "train.jsonl",
         output_dir=tmp_path / "out",
         epochs=5,
-        **tiny_options(eval_data_path=str(tmp_path / "eval.jsonl"), learning_rate=1e-2),
+        **tiny_options(
+            eval_data_path=str(tmp_path / "eval.jsonl"),
+            learning_rate=1e-2,
+            metric_for_best_model="mse",  # the default is MAE; either is "lower is better"
+        ),
     )
     fit = trainer.train()["final"]
     history = [h["mse"] for h in fit["eval_history"]]
@@ -117,8 +121,9 @@ def test_dynamic_padding_leaves_rows_unpadded(tmp_path: Path) -> None:
 
 def test_config_from_dict_yaml_and_errors(tmp_path: Path) -> None:
     cfg = config_from_dict(ProgressConfig, {"model_name": "tiny", "epochs": 1.0})
-    assert cfg.model_name == "tiny" and cfg.learning_rate == 1e-3 and cfg.max_length == 512
+    assert cfg.model_name == "tiny" and cfg.learning_rate == 1e-3 and cfg.max_length == 40
     assert cfg.num_train_epochs == 1.0 and cfg.greater_is_better is False
+    assert (cfg.loss, cfg.input_summary, cfg.metric_for_best_model) == ("huber", True, "mae")
     yml = tmp_path / "c.yaml"
     yml.write_text("model_name: tiny\nbatch_size: 4\nsplit: [train, val]\n")
     cfg = config_from_yaml(ProgressConfig, yml, epochs=2.0)
@@ -132,11 +137,12 @@ def test_config_from_dict_yaml_and_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="eval_ratio"):
         ProgressTrainer(eval_ratio=1.5)
     # The seed's constructor (the default model is now 'tiny', which works offline and sees
-    # Lean symbols; its epochs default to 10); TrainingArguments' own names work too.
+    # Lean symbols; its epochs default to 6, its inputs to 40 tokens); TrainingArguments' own
+    # names work too.
     c = ProgressTrainer("rows.jsonl").config
-    assert (c.model_name, c.per_device_train_batch_size, c.num_train_epochs) == ("tiny", 8, 10.0)
+    assert (c.model_name, c.per_device_train_batch_size, c.num_train_epochs) == ("tiny", 8, 6.0)
     c = ProgressTrainer("rows.jsonl", model_name="bert-base-uncased").config
-    assert (c.per_device_train_batch_size, c.num_train_epochs) == (8, 3.0)
+    assert (c.per_device_train_batch_size, c.num_train_epochs, c.max_length) == (8, 3.0, 512)
     assert (c.eval_ratio, c.seed, c.data_path) == (0.2, 42, "rows.jsonl")
     c = ProgressTrainer(per_device_train_batch_size=4, disable_tqdm=True).config
     assert c.per_device_train_batch_size == 4 and c.disable_tqdm is True

@@ -1,7 +1,7 @@
 """leantrain.progress: LeanProgress's steps-remaining model.
 
 Label generation from traced proofs (:func:`make_progress_data`), :class:`ProgressDataset`,
-:class:`ProgressTrainer` (transformers ``Trainer``; lowest-MSE best checkpoint, dynamic
+:class:`ProgressTrainer` (transformers ``Trainer``; lowest-MAE best checkpoint, dynamic
 padding, lifelong training), :class:`ProgressPredictor` and the GRPO reward
 :class:`ProgressReward`.
 """

@@ -12,16 +12,26 @@ from typing import Any
 from leantrain.core.errors import DataError
 from leantrain.core.schemas import ProgressRow, iter_jsonl, read_json, validate_record
 from leantrain.progress.labels import SorryPolicy, make_progress_data
+from leantrain.progress.summary import summarize
 
 GOAL_HEAD, PREFIX_HEAD, TACTIC_HEAD = "Goal:\n", "\n\nPrefix:\n", "\n\nCandidate tactic:\n"
 
 log = logging.getLogger("leantrain.progress")
 
 
-def build_text(goal: str, prefix: str | None, tactic: str) -> str:
-    """The model input, exactly the seed's: goal, the tactics so far, the candidate tactic.
+def build_text(goal: str, prefix: str | None, tactic: str, summary: bool = False) -> str:
+    """The model input: the seed's text (goal, the tactics so far, the candidate tactic), after
+    a summary line of counts when ``summary`` (:func:`~leantrain.progress.summary.summarize`).
 
     Too long for the model? :func:`fit_texts` shortens it keeping the tactic and conclusion."""
+    return _head(goal, prefix, tactic, summary) + _body(goal, prefix, tactic)
+
+
+def _head(goal: str, prefix: str | None, tactic: str, summary: bool) -> str:
+    return summarize(goal, prefix, tactic) + "\n\n" if summary else ""
+
+
+def _body(goal: str, prefix: str | None, tactic: str) -> str:
     return GOAL_HEAD + goal + PREFIX_HEAD + (prefix or "") + TACTIC_HEAD + tactic
 
 
@@ -92,23 +102,32 @@ class _Piece:
         return (text[len(text) - lo :] if from_end else text[:lo]), n
 
 
-def fit_text(tokenizer: Any, goal: str, prefix: str | None, tactic: str, max_length: int) -> str:
+def fit_text(
+    tokenizer: Any,
+    goal: str,
+    prefix: str | None,
+    tactic: str,
+    max_length: int,
+    summary: bool = False,
+) -> str:
     """:func:`build_text`, shortened to ``max_length`` tokens of ``tokenizer`` (special tokens
-    included) so that the candidate tactic and the goal's conclusion survive.
+    included) so that the candidate tactic and the goal's conclusion survive (and the summary
+    line, of the whole row, when ``summary``).
 
     A text that fits is returned unchanged. Otherwise the token budget goes, in order, to the
     candidate tactic (its start, up to half the budget), the conclusion (``⊢ …``, its start),
     then the hypotheses nearest the conclusion and the latest tactics of the prefix (at least a
     quarter of what is left for the prefix when it needs it), then the other goals of the state.
     """
-    return fit_texts(tokenizer, [goal], [prefix], [tactic], max_length)[0]
+    return fit_texts(tokenizer, [goal], [prefix], [tactic], max_length, summary)[0]
 
 
 def _assemble(pieces: Sequence[_Piece], budget: int, shrink: int) -> str:
-    """The row's text in ``budget`` tokens: the tactic (up to half), the conclusion, then the
-    rest; ``shrink`` more tokens are taken from the rest first, then the conclusion, the tactic."""
-    tac, concl, hyp, pre, other = pieces
-    budget = max(budget, 1)
+    """The row's text in ``budget`` tokens: its summary line (whole; empty without one), the
+    tactic (up to half of the rest), the conclusion, then the rest; ``shrink`` more tokens are
+    taken from the rest first, then the conclusion, the tactic."""
+    tac, concl, hyp, pre, other, head = pieces
+    budget = max(budget - head.n, 1)
     n_tac = min(tac.n, max(budget // 2, min(budget, 8)))
     n_concl = min(concl.n, budget - n_tac)
     left = budget - n_tac - n_concl - shrink
@@ -123,7 +142,7 @@ def _assemble(pieces: Sequence[_Piece], budget: int, shrink: int) -> str:
     pre_text, n = pre.keep(left, from_end=True)
     left -= n
     other_text, _ = other.keep(left, from_end=False)
-    return build_text(hyp_text + concl_text + other_text, pre_text, tac_text)
+    return head.text + _body(hyp_text + concl_text + other_text, pre_text, tac_text)
 
 
 def fit_texts(
@@ -132,9 +151,11 @@ def fit_texts(
     prefixes: Sequence[str | None],
     tactics: Sequence[str],
     max_length: int,
+    summary: bool = False,
 ) -> list[str]:
     """:func:`fit_text` of each row, in a few batched tokenisations."""
-    texts = [build_text(g, p, t) for g, p, t in zip(goals, prefixes, tactics)]
+    heads = [_head(g, p, t, summary) for g, p, t in zip(goals, prefixes, tactics)]
+    texts = [h + _body(g, p, t) for h, g, p, t in zip(heads, goals, prefixes, tactics)]
     if not texts:
         return texts
     tokens = _Tokens(tokenizer)
@@ -144,7 +165,7 @@ def fit_texts(
     parts = []
     for i in long:
         hyps, conclusion, rest = split_goal(goals[i])
-        parts += [tactics[i], conclusion, hyps, prefixes[i] or "", rest]
+        parts += [tactics[i], conclusion, hyps, prefixes[i] or "", rest, heads[i]]
     parts.append(GOAL_HEAD + PREFIX_HEAD + TACTIC_HEAD)
     pieces = tokens.pieces(parts)
     budget = max_length - tokens.specials - pieces[-1].n
@@ -152,8 +173,8 @@ def fit_texts(
     where = {i: k for k, i in enumerate(long)}
     for _ in range(6):  # pieces tokenised apart may take a few more tokens together
         for i in long:
-            k = 5 * where[i]
-            texts[i] = _assemble(pieces[k : k + 5], budget, shrink[i])
+            k = 6 * where[i]
+            texts[i] = _assemble(pieces[k : k + 6], budget, shrink[i])
         counts = tokens.count([texts[i] for i in long])
         over = [(i, n - max_length) for i, n in zip(long, counts) if n > max_length]
         for i, extra in over:
@@ -279,9 +300,9 @@ class ProgressDataset:
     def __getitem__(self, i: int) -> dict[str, Any]:
         return self.data[i]
 
-    def texts(self) -> list[str]:
-        """The model input text of every row."""
-        return [build_text(r["goal"], r.get("prefix", ""), r["tactic"]) for r in self.data]
+    def texts(self, summary: bool = False) -> list[str]:
+        """The model input text of every row (with the summary line when ``summary``)."""
+        return [build_text(r["goal"], r.get("prefix", ""), r["tactic"], summary) for r in self.data]
 
     def split(self, eval_ratio: float, seed: int = 42) -> tuple[ProgressDataset, ProgressDataset]:
         """Train/eval split that keeps all rows of one proof (same ``theorem``) on one side.

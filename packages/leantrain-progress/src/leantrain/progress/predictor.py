@@ -11,6 +11,7 @@ from leantrain.core.errors import CheckpointError, ConfigError
 from leantrain.core.lifelong import final_checkpoint
 from leantrain.progress.dataset import fit_texts, warn_unknown_tokens
 from leantrain.progress.metrics import regression_metrics
+from leantrain.progress.summary import input_format_of
 from leantrain.progress.target import TargetTransform
 
 MODEL_ENV = "LEANPROGRESS_MODEL"
@@ -55,6 +56,7 @@ class ProgressPredictor:
         self.max_length = max_length
         self.batch_size = batch_size
         self.target = TargetTransform.from_model(model) or TargetTransform()
+        self.summary = input_format_of(model, "plain") == "summary"
         self.model.eval()
 
     @classmethod
@@ -62,6 +64,7 @@ class ProgressPredictor:
         cls, path: str | Path | None = None, *, device: str | None = None, **options: Any
     ) -> ProgressPredictor:
         """Load a trained model directory (``None``: ``$LEANPROGRESS_MODEL``)."""
+        import leantrain.progress.mean_pool  # noqa: F401  (registers the tiny model's type)
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         model_dir = resolve_model_dir(path)
@@ -95,7 +98,12 @@ class ProgressPredictor:
         if not (len(goals) == len(prefixes) == len(tactics)):
             raise ValueError("goals, prefixes and tactics must have the same length")
         texts = fit_texts(
-            self.tokenizer, goals, [_join(p) for p in prefixes], tactics, self.max_length
+            self.tokenizer,
+            goals,
+            [_join(p) for p in prefixes],
+            tactics,
+            self.max_length,
+            summary=self.summary,
         )
         # Sorting by length keeps padding (and so wasted compute) small in each batch.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
