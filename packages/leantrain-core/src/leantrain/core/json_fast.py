@@ -109,6 +109,7 @@ def iter_array(
     buf = f.read(chunk)
     eof = not buf
     base = start  # file offset of buf[0]
+    p = 0  # where the next element starts in buf
 
     def more(size: int) -> None:
         """Drop ``buf[:p]`` and append up to ``size`` bytes (sets ``eof`` at the end)."""
@@ -119,7 +120,6 @@ def iter_array(
         buf = buf[p:] + data
         p = 0
 
-    p = 0
     while True:  # '[', whitespace, and the opening of the first element
         q = p
         while q < len(buf) and buf[q] in _WS:
