@@ -1,12 +1,14 @@
 """The orjson fast path of :mod:`leantrain.core.json_reader`, used when orjson is installed.
 
 orjson is optional (core depends on nothing for it; leantrain-export installs it). It parses
-LeanDojo files about twice as fast as the standard library, but it cannot stream a JSON array
+LeanDojo split files 1.9x as fast as the standard library (JSONL lines 1.4x), but it cannot
+stream a JSON array
 and a few of its answers differ, so it is only trusted where it reads exactly what the strict
 standard-library reader would:
 
 * it refuses what that reader refuses (malformed JSON, ``NaN`` / ``Infinity``, bytes that are
-  not UTF-8, trailing data), and nesting deeper than 1,024 levels;
+  not UTF-8, trailing data) and nesting deeper than 1,024 levels (the standard library's
+  limit is the interpreter's recursion limit, ~1,000: nesting in between is now read);
 * it also refuses what that reader accepts: escaped lone surrogates (``"\\ud800"``), numbers
   beyond the range of a double (``1e400``) and integers of thousands of digits;
 * it reads integers beyond 64 bits as floats: any run of 19 or more digits (even inside a
@@ -14,6 +16,8 @@ standard-library reader would:
 
 Whatever orjson refuses goes to the standard-library reader, which accepts it or raises its
 precise one-line error (file, line, element index, byte offset): the messages do not change.
+In a JSON array the standard library takes over at the first element of the piece orjson
+refused and reads the rest of the file.
 
 A JSON array is cut into pieces of about 64 KiB at element boundaries found without a
 tokenizer: a piece ends before a ``,`` that is followed by the opening bytes of the first
