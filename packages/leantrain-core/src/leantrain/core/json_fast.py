@@ -2,9 +2,8 @@
 
 orjson is optional (core depends on nothing for it; leantrain-export installs it). It parses
 LeanDojo split files 1.9x as fast as the standard library (JSONL lines 1.4x), but it cannot
-stream a JSON array
-and a few of its answers differ, so it is only trusted where it reads exactly what the strict
-standard-library reader would:
+stream a JSON array and a few of its answers differ, so it is only trusted where it reads
+exactly what the strict standard-library reader would:
 
 * it refuses what that reader refuses (malformed JSON, ``NaN`` / ``Infinity``, bytes that are
   not UTF-8, trailing data) and nesting deeper than 1,024 levels (the standard library's
