@@ -14,9 +14,11 @@ Exports are made with the CLI the issue names (``leantrain export import`` / ``e
 * SFT — a small Llama-style char-level model (``leantrain.llm`` tiny family, hidden 128, 4 layers)
   trained on ``mix/`` random train; tactic exact match and first-word match (greedy) on held-out
   test states vs the same model untrained;
-* progress — ``leantrain progress train --model tiny`` (CLI defaults otherwise) on ``mix/`` random
-  train; MAE / MSE / within ±1 on the test rows vs the mean and median of the training targets,
-  with the spread (std) of the predictions. Run last.
+* progress — ``leantrain progress train --model tiny`` (every other option the CLI's default) on
+  ``mix/`` random train, best epoch by MAE on ``mix/`` random val; MAE / MSE / within ±1 on the
+  test rows vs the mean and median of the training targets and a sanity baseline (the median of
+  the training rows whose tactic has the same first word), with the spread (std) of the
+  predictions. Run last.
 
     uv run python tools/bench/quality.py [--retrieval-epochs 1] [--work /tmp/leantrain-quality]
         [--minilm DIR] [--sections retrieval,sft,progress] [--json results.json]
@@ -318,7 +320,45 @@ def run_sft(data: Path, steps: int, work: Path) -> dict:
 
 
 # -- progress -------------------------------------------------------------------------------------
+PROGRESS_CONFIG_KEYS = (
+    "num_train_epochs",
+    "learning_rate",
+    "warmup_steps",
+    "per_device_train_batch_size",
+    "max_length",
+    "loss",
+    "huber_delta",
+    "input_summary",
+    "target_transform",
+    "metric_for_best_model",
+    "tiny_hidden_size",
+    "tiny_layers",
+)
+
+
+def first_word_median(train_rows: list[dict], rows: list[dict], min_rows: int = 3) -> list[float]:
+    """Sanity baseline: for each row, the median steps remaining of the training rows whose
+    tactic starts with the same word (``rfl``, ``simp``, ``exact`` …) when there are at least
+    ``min_rows`` of them, else the median of all training rows."""
+    import numpy as np
+
+    def word(row: dict) -> str:
+        return (row["tactic"].split() or [""])[0]
+
+    by_word: dict[str, list[int]] = {}
+    for r in train_rows:
+        by_word.setdefault(word(r), []).append(r["steps_remaining"])
+    overall = float(np.median([r["steps_remaining"] for r in train_rows]))
+    return [
+        float(np.median(by_word[word(r)])) if len(by_word.get(word(r), ())) >= min_rows else overall
+        for r in rows
+    ]
+
+
 def run_progress(data: Path, steps: int, work: Path) -> dict:
+    """``leantrain progress train --model tiny`` with the CLI's defaults (``steps`` > 0: capped
+    at that many optimizer steps) on ``data``'s random train split; test-split scores of the
+    model and of the baselines."""
     import numpy as np
     from leantrain.progress import ProgressPredictor, load_progress_data
 
@@ -328,8 +368,9 @@ def run_progress(data: Path, steps: int, work: Path) -> dict:
     y = np.array([r["steps_remaining"] for r in test_rows], dtype=float)
     out_dir = work / "progress-run"
     shutil.rmtree(out_dir, ignore_errors=True)
+    load_before = load_state()
     t = time.perf_counter()
-    leantrain(
+    stdout = leantrain(
         "progress", "train",
         "--model", "tiny",
         "--data", str(data),
@@ -339,6 +380,10 @@ def run_progress(data: Path, steps: int, work: Path) -> dict:
         "--seed", "0",
     )  # fmt: skip
     train_s = time.perf_counter() - t
+    load_after = load_state()
+    val = json.loads(stdout[stdout.index("{") :])["metrics"]
+    manifest = json.loads((out_dir / "manifest.json").read_text(encoding="utf-8"))
+    cfg = manifest["config"]["progress"]
     pred = np.array(
         ProgressPredictor.from_pretrained(out_dir).predict_many(
             [r["goal"] for r in test_rows],
@@ -357,18 +402,23 @@ def run_progress(data: Path, steps: int, work: Path) -> dict:
 
     return {
         "train_rows": len(train_rows),
+        "val_rows": int(val.get("eval_rows", 0)),
         "test_rows": len(test_rows),
         "target_median": float(np.median(y)),
         "target_std": float(y.std()),
         "model": scores(pred),
         "mean_predictor": scores(np.full_like(y, y_train.mean())),
         "median_predictor": scores(np.full_like(y, float(np.median(y_train)))),
+        "first_word_median": scores(np.array(first_word_median(train_rows, test_rows))),
         "pred_distinct": len(set(np.round(pred, 3))),
+        "val": {k: val[k] for k in ("mae", "mse", "within_1") if k in val},
+        "global_step": int(val.get("global_step", 0)),
         "train_wall_s": round(train_s, 1),
+        "load_during": [load_before, load_after],
         "config": {
             "model": "tiny",
             "max_steps": steps or "CLI default epochs",
-            "other options": "CLI defaults",
+            **{k: cfg.get(k) for k in PROGRESS_CONFIG_KEYS},
         },
     }
 
@@ -445,12 +495,22 @@ def render(res: dict) -> tuple[str, dict]:
         ]
     if "progress" in res:
         p = res["progress"]
+        c = p["config"]
+        budget = (
+            f"{c['num_train_epochs']:g} epochs"
+            if c["max_steps"] == "CLI default epochs"
+            else f"{c['max_steps']} steps"
+        )
         lines += [
             "### Progress (steps remaining; LB4 head + mathlib-sample, random split)",
             "",
-            f"`leantrain progress train --model tiny` ({p['config']['max_steps']} steps) "
-            f"(other options: CLI defaults), {p['train_wall_s']} s wall; "
-            f"{p['train_rows']} train rows, {p['test_rows']} test rows "
+            f"`leantrain progress train --model tiny` (every other option the CLI's default: "
+            f"{budget}, lr {c['learning_rate']:g}, batch {c['per_device_train_batch_size']}, "
+            f"max {c['max_length']} tokens, {c['loss']} loss on standardised "
+            f"{c['target_transform']}(steps), summary line {'on' if c['input_summary'] else 'off'}, "
+            f"best epoch by val {c['metric_for_best_model']}), {p['train_wall_s']} s wall "
+            f"({p.get('global_step', '?')} optimizer steps); {p['train_rows']} train rows, "
+            f"{p.get('val_rows', '?')} val rows, {p['test_rows']} test rows "
             f"(target median {p['target_median']:.1f}, std {p['target_std']:.2f}); "
             f"{p['pred_distinct']} distinct predictions.",
             "",
@@ -461,8 +521,11 @@ def render(res: dict) -> tuple[str, dict]:
         for name, key in (
             ("mean of train", "mean_predictor"),
             ("median of train", "median_predictor"),
+            ("median of train by tactic first word", "first_word_median"),
             ("model", "model"),
         ):
+            if key not in p:
+                continue
             m = p[key]
             lines.append(
                 f"| {name} | {m['MAE']:.3f} | {m['MSE']:.2f} | {m['within_1']:.3f} | {m['pred_std']:.3f} | "
@@ -491,7 +554,10 @@ def main() -> None:
     )
     ap.add_argument("--sft-steps", type=int, default=100)
     ap.add_argument(
-        "--progress-steps", type=int, default=200, help="0: the CLI's default epochs (10 for tiny)"
+        "--progress-steps",
+        type=int,
+        default=0,
+        help="cap progress training at this many optimizer steps (0: the CLI's default epochs)",
     )
     ap.add_argument("--work", default="/tmp/leantrain-quality")
     ap.add_argument("--minilm", default=None, help="a sentence-transformers MiniLM directory")
