@@ -9,9 +9,11 @@ What makes encoding a corpus fast on a CPU (and costs nothing on a GPU):
   are the UTF-8 bytes + 3 (what ``ByT5Tokenizer`` computes, one Python call per character),
   built with numpy — a text that holds a special token's string goes through the tokenizer;
 * ``torch.inference_mode`` (no autograd bookkeeping) and the encoder in eval mode;
-* **bf16 autocast** where the hardware runs bf16 matmuls natively (a CUDA GPU with bf16, or a
-  CPU with AVX512-BF16 / AMX), with the pooled embeddings returned in float32. ``precision``
-  forces it: ``"auto"`` (default), ``"bf16"`` or ``"fp32"``; the environment variable
+* **bf16 autocast** on a CUDA GPU with bf16 (``"auto"``, the default), with the pooled
+  embeddings returned in float32. On a CPU ``"auto"`` stays fp32, so that an index, an
+  evaluation and the validation during training (fp32) rank with the same embeddings; on a
+  CPU with AVX512-BF16 / AMX, ``"bf16"`` is opt-in (about 8 % less CPU time at d_model 64).
+  ``precision`` forces it: ``"auto"``, ``"bf16"`` or ``"fp32"``; the environment variable
   ``LEANTRAIN_ENCODE_PRECISION`` sets the default.
 """
 
@@ -20,7 +22,6 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,20 +32,6 @@ _BYT5_OFFSET = 3  # ByT5: ids 0-2 are <pad>, </s>, <unk>; byte b is id b + 3
 
 
 @functools.cache
-def cpu_has_bf16() -> bool:
-    """True when the CPU computes bf16 matmuls natively (``avx512_bf16`` or ``amx_bf16`` in
-    ``/proc/cpuinfo``); without them bf16 is emulated and slower than fp32."""
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            flags = set(line.split(":", 1)[1].split())
-            return bool(flags & {"avx512_bf16", "amx_bf16"})
-    return False
-
-
 def use_bf16(device: torch.device, precision: str | None = None) -> bool:
     """Whether to autocast to bf16 on ``device`` for ``precision`` (see the module doc)."""
     precision = precision or os.environ.get("LEANTRAIN_ENCODE_PRECISION", "auto")
@@ -52,9 +39,7 @@ def use_bf16(device: torch.device, precision: str | None = None) -> bool:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
     if precision != "auto":
         return precision == "bf16"
-    if device.type == "cuda":
-        return bool(torch.cuda.is_bf16_supported())
-    return device.type == "cpu" and cpu_has_bf16()
+    return device.type == "cuda" and bool(torch.cuda.is_bf16_supported())
 
 
 def _byt5_ids(tokenizer: Any) -> Callable[[str, int], np.ndarray] | None:
