@@ -120,6 +120,7 @@ def check_output_file(
     is_own: Callable[[Path], bool],
     flag: str = "--out",
     example: str = "out.jsonl",
+    own: str = "a file this command wrote",
 ) -> Path:
     """Raise :class:`ConfigError` unless leantrain may write a file at ``path``: a new path
     (its missing parent directories are created when written), or an existing file for which
@@ -144,7 +145,7 @@ def check_output_file(
         raise ConfigError(f"{flag} {str(path)!r} is not a regular file", hint=hint)
     if resolved.is_file() and not is_own(resolved):
         raise ConfigError(
-            f"{flag} {str(path)!r} already exists and is not a file this command wrote",
+            f"{flag} {str(path)!r} already exists and is not {own}",
             hint=f"leantrain never replaces other files: {hint}, or remove the file first",
         )
     return raw

@@ -20,7 +20,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from leantrain.core.errors import ConfigError
+from leantrain.core.output_dir import check_output_file
 from leantrain.export.repository import RepositoryReader
 from leantrain.export.theorem_stream import corpus_line, iter_theorems
 
@@ -33,7 +33,6 @@ _STATUS_KEYS = {
 
 DUMP_HEADER = '{"written_by": "leantrain-export", "repositories": ['
 _LEGACY_HEADER = '{"repositories": [\n'
-_SYSTEM_ROOTS = ("/proc", "/sys", "/dev", "/etc", "/bin", "/sbin", "/usr", "/boot")
 
 
 def is_own_dump(path: str | Path) -> bool:
@@ -49,28 +48,13 @@ def is_own_dump(path: str | Path) -> bool:
 def check_dump_path(path: str | Path | None, *, flag: str = "path") -> Path:
     """Raise :class:`ConfigError` unless leantrain may write a dump at ``path``: a new file, or
     one leantrain dumped before. Returns the path."""
-    hint = f"give a new file name, e.g. {flag} dynamic_database.json"
-    if path is None or not str(path).strip():
-        raise ConfigError(f"{flag} is empty", hint=hint)
-    raw = Path(path)
-    resolved = raw.expanduser().resolve()
-    if any(resolved == Path(r) or Path(r) in resolved.parents for r in _SYSTEM_ROOTS):
-        raise ConfigError(f"{flag} {str(path)!r} is in a system directory", hint=hint)
-    if resolved.is_dir():
-        raise ConfigError(f"{flag} {str(path)!r} is a directory, not a file", hint=hint)
-    if resolved.exists() and not resolved.is_file():
-        raise ConfigError(f"{flag} {str(path)!r} is not a regular file", hint=hint)
-    if resolved.is_file() and not is_own_dump(resolved):
-        raise ConfigError(
-            f"{flag} {str(path)!r} already exists and is not a dump leantrain wrote",
-            hint=f"leantrain never replaces other files: {hint}, or remove the file first",
-        )
-    parent = resolved.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise ConfigError(f"{flag} {str(path)!r}: {str(parent)!r} is a file", hint=hint)
-    return raw
+    return check_output_file(
+        path,
+        is_own=is_own_dump,
+        flag=flag,
+        example="dynamic_database.json",
+        own="a dump leantrain wrote",
+    )
 
 
 def dump_dynamic_database(
