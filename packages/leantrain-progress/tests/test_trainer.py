@@ -56,6 +56,10 @@ def test_result_and_manifest(trained: dict[str, Any]) -> None:
     logs = [json.loads(line) for line in log_file.read_text().splitlines()]
     assert all("step" in x for x in logs)
     assert sum("eval_mse" in x for x in logs) == 20 + 1  # every epoch, then the final model
+    evals = [
+        {k: v for k, v in x.items() if k not in ("epoch", "step")} for x in logs if "eval_mse" in x
+    ]
+    assert evals[-1] in evals[:-1]  # the final model is an evaluated epoch's: not evaluated again
 
 
 def test_a_second_train_with_the_same_config_does_no_work(

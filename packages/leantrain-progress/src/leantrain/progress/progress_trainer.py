@@ -75,6 +75,25 @@ def _no_log(*args: Any, **kwargs: Any) -> None:
     """``ProgressCallback.on_log`` writes every log dict to stdout; the log file has them."""
 
 
+def _final_metrics(trainer: Any) -> dict[str, Any]:
+    """Eval metrics of the model training ended with: those logged when that very model was
+    evaluated (the best checkpoint that was loaded back, or the last step's evaluation), else
+    a fresh ``trainer.evaluate()``. Either way the dict is logged as the final model's line.
+    Evaluation is deterministic (eval mode, same rows), so re-running it only cost time."""
+    state, args = trainer.state, trainer.args
+    if args.load_best_model_at_end and state.best_model_checkpoint is not None:
+        number = Path(state.best_model_checkpoint).name.rpartition("-")[2]
+        step = int(number) if number.isdigit() else -1
+    else:
+        step = state.global_step
+    logged = [h for h in state.log_history if "eval_mse" in h and h.get("step") == step]
+    if not logged:
+        return trainer.evaluate()
+    metrics = {k: v for k, v in logged[-1].items() if k != "step"}
+    trainer.log(metrics)
+    return metrics
+
+
 class ProgressTrainer:
     """Train the LeanProgress steps-remaining regressor.
 
@@ -304,7 +323,7 @@ class ProgressTrainer:
         out = trainer.train(resume_from_checkpoint=last)
         self.trainer, self.model = trainer, trainer.model
         history = [h for h in trainer.state.log_history if "eval_mse" in h]
-        final = trainer.evaluate() if len(eval_ds) else {}
+        final = _final_metrics(trainer) if len(eval_ds) else {}
         return {
             "train_rows": len(train_ds),
             "eval_rows": len(eval_ds),
