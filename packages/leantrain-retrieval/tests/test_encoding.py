@@ -74,3 +74,29 @@ def test_precision_choice(monkeypatch):
     assert use_bf16(cpu) is False
     with pytest.raises(ValueError, match="precision must be one of"):
         use_bf16(cpu, "fp16")
+
+
+def test_gelu_new_is_fused_with_the_same_outputs_and_an_unchanged_config(tmp_path):
+    from leantrain.retrieval.encoder import build_tiny_encoder, fuse_activations
+    from transformers.activations import GELUTanh, NewGELUActivation
+
+    torch.manual_seed(0)
+    encoder, tokenizer = build_tiny_encoder(d_model=32, num_layers=2)
+    assert sum(type(m) is NewGELUActivation for m in encoder.modules()) == 2
+    ids = torch.randint(3, 250, (3, 40))
+    mask = torch.ones_like(ids)
+    with torch.no_grad():
+        before = encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+    model = PremiseRetriever(encoder, tokenizer)  # fuses in place
+    assert not any(type(m) is NewGELUActivation for m in encoder.modules())
+    assert sum(type(m) is GELUTanh for m in encoder.modules()) == 2
+    assert fuse_activations(encoder) == 0  # idempotent
+    with torch.no_grad():
+        after = encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+    torch.testing.assert_close(after, before, rtol=1e-5, atol=1e-6)
+    assert encoder.config.feed_forward_proj == "gated-gelu"  # saved as before
+    model.save_pretrained(tmp_path / "r")
+    reloaded = PremiseRetriever.from_pretrained(tmp_path / "r")
+    torch.testing.assert_close(
+        reloaded.encode_texts(TEXTS, max_len=48), model.encode_texts(TEXTS, max_len=48)
+    )

@@ -24,6 +24,7 @@ from leantrain.retrieval.context import (
 )
 from leantrain.retrieval.encoder import (
     build_encoder,
+    fuse_activations,
     is_retriever_dir,
     load_encoder,
     parse_pooling,
@@ -62,6 +63,7 @@ class PremiseRetriever(L.LightningModule):
         self.encoder = (
             encoder.train()
         )  # from_pretrained returns eval mode; Lightning keeps modes as given
+        fuse_activations(self.encoder)
         self.tokenizer = tokenizer
         self.learning_rate = learning_rate
         self.weight_decay = weight_decay
