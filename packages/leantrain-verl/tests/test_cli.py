@@ -40,10 +40,10 @@ BAD = {
     ),
     "broken yaml": (["--config", "broken.yaml"], "broken.yaml: not valid YAML (line 2"),
     "missing config": (["--config", "nope.yaml"], "config file not found: nope.yaml"),
-    "code not allowed": (["--core_algos", "json"], "--allow-code"),
-    "no such module": (["--core_algos", "nosuch_mod", "--allow-code"], "cannot import module"),
+    "no advantage function": (["--core_algos", "json"], "no function taking token_level_rewards"),
+    "no such module": (["--core_algos", "nosuch_mod"], "cannot import module"),
     "no such function": (
-        ["--core_algos", "json", "--core_function", "nosuch", "--allow-code"],
+        ["--core_algos", "json", "--core_function", "nosuch"],
         "module 'json' has no function 'nosuch'",
     ),
     "function without module": (["--core_function", "f"], "--core_function needs --core_algos"),

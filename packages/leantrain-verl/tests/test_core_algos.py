@@ -8,27 +8,26 @@ from leantrain.core.errors import ConfigError
 from leantrain.verl.core_algos import CustomAdvantage, find_advantage_function
 
 
-def test_needs_the_code_opt_in(algos_module, monkeypatch):
+def test_naming_the_module_is_the_opt_in(algos_module, monkeypatch):
     monkeypatch.delenv("LEANTRAIN_ALLOW_CODE", raising=False)
-    with pytest.raises(ConfigError, match="allow_code"):
-        find_advantage_function(algos_module)
+    assert find_advantage_function(algos_module).function == "compute_weighted_grpo_advantage"
 
 
 def test_picks_the_function_that_fits_the_algorithm(algos_module):
-    grpo = find_advantage_function(algos_module, algorithm_type="grpo", allow_code=True)
+    grpo = find_advantage_function(algos_module, algorithm_type="grpo")
     assert grpo.function == "compute_weighted_grpo_advantage"
-    rloo = find_advantage_function(algos_module, algorithm_type="rloo", allow_code=True)
+    rloo = find_advantage_function(algos_module, algorithm_type="rloo")
     assert rloo.function == "compute_plain_rloo_advantage"
     with pytest.raises(ConfigError, match="several advantage functions fit"):
-        find_advantage_function(algos_module, algorithm_type="ppo", allow_code=True)
+        find_advantage_function(algos_module, algorithm_type="ppo")
     named = find_advantage_function(
-        algos_module, "compute_plain_rloo_advantage", algorithm_type="ppo", allow_code=True
+        algos_module, "compute_plain_rloo_advantage", algorithm_type="ppo"
     )
     assert named.spec == f"{algos_module}:compute_plain_rloo_advantage"
     with pytest.raises(ConfigError, match="does not take"):
-        find_advantage_function(algos_module, "helper", allow_code=True)
+        find_advantage_function(algos_module, "helper")
     with pytest.raises(ConfigError, match="no function 'nope'"):
-        find_advantage_function(algos_module, "nope", allow_code=True)
+        find_advantage_function(algos_module, "nope")
 
 
 @pytest.mark.slow

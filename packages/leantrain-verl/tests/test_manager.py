@@ -34,7 +34,7 @@ def test_bad_config_fails_at_construction(small):
 
 
 def test_custom_advantage_goes_into_the_config_and_ray_workers(small, algos_module):
-    manager = VERLTrainingManager(small, "grpo", core_algos=algos_module, allow_code=True)
+    manager = VERLTrainingManager(small, "grpo", core_algos=algos_module)
     cfg = manager.resolved_config()
     assert cfg.algorithm.adv_estimator == "compute_weighted_grpo_advantage"
     env = cfg.ray_kwargs.ray_init.runtime_env
@@ -94,7 +94,7 @@ def test_failed_verl_run_is_one_clear_error(small, tmp_path, export_dir, tiny_di
 def test_cli_dry_run(tmp_path, capsys, algos_module, monkeypatch, export_dir):
     from leantrain.core.cli import main
 
-    monkeypatch.setenv("LEANTRAIN_ALLOW_CODE", "1")
+    monkeypatch.delenv("LEANTRAIN_ALLOW_CODE", raising=False)  # --core_algos is the opt-in
     code = main(
         [
             "verl",

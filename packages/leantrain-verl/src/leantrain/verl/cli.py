@@ -52,7 +52,7 @@ def _train_parser() -> argparse.ArgumentParser:
     p.add_argument("--repos", nargs="*", help="repositories of the database (default: curriculum)")
     _both(p, "output_dir", default="runs/verl", help="run directory")
     _both(p, "model", help="base model (HF dir / hub id); default: the YAML's")
-    _both(p, "core_algos", help="module holding a custom advantage function (needs --allow-code)")
+    _both(p, "core_algos", help="module holding a custom advantage function (your code: imported)")
     _both(p, "core_function", help="the function in --core_algos (default: the one that fits)")
     _both(p, "allow_code", action="store_true", help="allow user code named in the config")
     _both(p, "dry_run", action="store_true", help="print the resolved config and command, stop")

@@ -1,8 +1,9 @@
 """Custom advantage functions from a module, registered through VERL's own ``register_adv_est``.
 
 ``--core_algos my_pkg.core_algos [--core_function compute_weighted_grpo_advantage]``: the module
-is imported (user code: only with ``allow_code`` / ``--allow-code`` / ``LEANTRAIN_ALLOW_CODE=1``,
-as every ``module:attr`` of leantrain), the function is registered in
+is imported — naming it on the command line or as ``core_algos=`` in Python is the opt-in (it is
+never read from a shared config file; code named *in* a config, such as a ``module:attr``
+reward, still needs ``allow_code``) — the function is registered in
 ``verl.trainer.ppo.core_algos.ADV_ESTIMATOR_REGISTRY`` under its own name, and
 ``algorithm.adv_estimator`` is set to that name — so VERL's ``compute_advantage`` calls it as
 ``fn(token_level_rewards=…, response_mask=…, config=…, index=…)`` → ``(advantages, returns)``.
@@ -27,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from leantrain.core.errors import ConfigError
-from leantrain.core.registry import check_code_allowed
 
 ENV = "LEANTRAIN_VERL_CORE_ALGOS"
 """``module:function`` the Ray workers register (set by the manager for VERL's processes)."""
@@ -88,10 +88,8 @@ def find_advantage_function(
     function: str | None = None,
     *,
     algorithm_type: str = "grpo",
-    allow_code: bool = False,
 ) -> CustomAdvantage:
     """The advantage function to use from ``module`` (see the module docstring)."""
-    check_code_allowed(f"{module} (--core_algos)", "advantage module", allow_code)
     mod = _import(module)
     if function:
         fn = getattr(mod, function, None)

@@ -44,7 +44,7 @@ LEANTRAIN_KEYS = {
     "rewards": "reward names / dicts for compute_score (default: format, no_sorry, reference_match)",
     "reward_manager": "a @register_reward_manager name (replaces compute_score)",
     "reward_manager_options": "options of the reward manager class",
-    "allow_code": "allow module:attr rewards and --core_algos modules",
+    "allow_code": "allow module:attr rewards and reward modules named in the config",
     "system_prompt": "system message of the prompts (default: leantrain's)",
     "split_strategy": "split directory of an export dir (random / novel_premises)",
     "eval_k": "k of top-k accuracy in evaluate()",
@@ -102,7 +102,7 @@ class VERLTrainingManager:
     section, :data:`LEANTRAIN_KEYS`); ``algorithm_type`` one of
     :data:`leantrain.verl.algorithms.ALGORITHMS`; ``overrides`` dotted VERL keys
     (``{"data.train_batch_size": 8}`` or ``["data.train_batch_size=8"]``); ``core_algos`` /
-    ``core_function`` a custom advantage function (needs ``allow_code``).
+    ``core_function`` a custom advantage function (imported: passing it is the opt-in).
     """
 
     name = "verl"
@@ -157,8 +157,9 @@ class VERLTrainingManager:
         self.allow_code = bool(section.get("allow_code", False))
         self.custom: CustomAdvantage | None = None
         if core_algos:
+            # given as an argument (CLI flag / Python), never from the config file: the opt-in
             self.custom = find_advantage_function(
-                core_algos, core_function, algorithm_type=algorithm_type, allow_code=self.allow_code
+                core_algos, core_function, algorithm_type=algorithm_type
             )
         elif core_function:
             raise ConfigError("--core_function needs --core_algos (the module that holds it)")
