@@ -307,7 +307,7 @@ def run_sft(data: Path, steps: int, work: Path) -> dict:
         "--max_length", "768",
         "--eval_split", "",
         "--report_to", "none",
-        "--seed", "0",
+        "--seed", str(RETRIEVAL_TRAIN["seed"]),
     )  # fmt: skip
     train_s = time.perf_counter() - t
     trained = _sft_scores(final_checkpoint(out_dir) or out_dir, pairs)
@@ -377,7 +377,7 @@ def run_progress(data: Path, steps: int, work: Path) -> dict:
         "--output_dir", str(out_dir),
         *(["--max_steps", str(steps)] if steps > 0 else []),  # 0: the CLI's epochs
         "--report_to", "none",
-        "--seed", "0",
+        "--seed", str(RETRIEVAL_TRAIN["seed"]),
     )  # fmt: skip
     train_s = time.perf_counter() - t
     load_after = load_state()
@@ -563,6 +563,7 @@ def main() -> None:
     ap.add_argument("--minilm", default=None, help="a sentence-transformers MiniLM directory")
     ap.add_argument("--sections", default="retrieval,sft,progress")
     ap.add_argument("--json", default=None, help="also write the raw results here")
+    ap.add_argument("--seed", type=int, default=0, help="training seed of every model")
     ap.add_argument(
         "--render",
         nargs="+",
@@ -583,6 +584,7 @@ def main() -> None:
 
     import torch
 
+    RETRIEVAL_TRAIN["seed"] = args.seed  # the one seed of every section
     torch.set_num_threads(min(2, os.cpu_count() or 1))
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -591,6 +593,7 @@ def main() -> None:
         "machine": machine(),
         "load_start": load_state(),
         "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "seed": args.seed,
     }
     t0 = time.perf_counter()
 
@@ -624,7 +627,7 @@ def main() -> None:
     for k, v in targets.items():
         print(f"  [{v}] {k}")
     print(
-        f"machine: {json.dumps(res['machine'])}; load {res['load_start']} → {res['load_end']}; total {res['total_wall_s']} s"
+        f"seed {args.seed}; machine: {json.dumps(res['machine'])}; load {res['load_start']} → {res['load_end']}; total {res['total_wall_s']} s"
     )
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
