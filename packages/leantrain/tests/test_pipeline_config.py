@@ -91,3 +91,40 @@ def test_a_huge_seed_is_one_line(tmp_path, capsys):
     assert main(["pipeline", "--config", "p.yaml"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "seed must be zero or more and at most" in err[0]
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "message"),
+    [
+        ("source: [sample]\n", "unknown key 'source'"),
+        ("sources: [does/not/exist]\ntrainers: [progress]\n", "does not exist"),
+    ],
+)
+def test_config_errors_come_before_any_engine_is_imported(tmp_path, yaml_text, message):
+    """A typo fails in about a second: no torch / Lightning / transformers import first."""
+    import subprocess
+    import sys
+
+    (tmp_path / "p.yaml").write_text(yaml_text)
+    probe = (
+        "import sys\n"
+        "from leantrain.core.cli import main\n"
+        "code = main(['pipeline', '--config', 'p.yaml'])\n"
+        "heavy = sorted(m for m in ('torch', 'lightning', 'transformers') if m in sys.modules)\n"
+        "print(code, heavy)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "2 []"
+    assert message in out.stderr
+
+
+def test_a_missing_source_of_an_imported_run_is_not_re_read(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "imports.json").write_text("{}")
+    cfg = PipelineConfig(sources=["gone/export"], trainers=["progress"], run_dir=str(run))
+    assert cfg.sources == ["gone/export"]
+    with pytest.raises(ConfigError, match="does not exist"):
+        PipelineConfig(sources=["gone/export"], trainers=["progress"], run_dir=str(tmp_path / "b"))

@@ -96,8 +96,10 @@ def _print_summary(result: dict[str, Any], quiet: bool, jsonl: bool) -> None:
 
 
 def _hush_libraries() -> None:
-    """Silence the engines' own per-step bars and advisories; the pipeline shows its own bar."""
+    """Silence the engines' own per-step bars and advisories; the pipeline shows its own bar.
+    Environment and warnings only: it runs before the engines are imported."""
     import os
+    import warnings
 
     for key, value in {
         "TQDM_DISABLE": "1",
@@ -106,21 +108,32 @@ def _hush_libraries() -> None:
         "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
     }.items():
         os.environ.setdefault(key, value)
-    import logging
-    import warnings
-
     warnings.filterwarnings("ignore")
-    import lightning.pytorch  # noqa: F401 - it sets its loggers to INFO when imported
+
+
+def _hush_lightning() -> None:
+    """Lightning sets its loggers to INFO when imported ("GPU available: …", tips)."""
+    import logging
+
+    import lightning.pytorch  # noqa: F401
 
     for name in ("lightning.pytorch", "lightning.fabric"):
-        logging.getLogger(name).setLevel(logging.WARNING)  # "GPU available: …", tips
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def _run_pipeline(config: Any, *, quiet: bool, jsonl: bool, verbose: bool = False) -> int:
-    from leantrain.pipeline.pipeline import Pipeline
+    from leantrain.core.config import config_from_dict
+    from leantrain.pipeline.pipeline_config import PipelineConfig
 
     if not verbose:
         _hush_libraries()
+    # validate first: a bad top-level key fails before any engine (torch, Lightning) is imported
+    if not isinstance(config, PipelineConfig):
+        config = config_from_dict(PipelineConfig, config, source="pipeline config")
+    from leantrain.pipeline.pipeline import Pipeline
+
+    if not verbose:
+        _hush_lightning()
 
     with _Progress(enabled=not (quiet or jsonl)) as bar:
         announced = False

@@ -21,10 +21,12 @@ from leantrain.core.lifelong import LifelongEngine, repo_slug
 from leantrain.core.manifest import RunManifest
 from leantrain.core.output_dir import check_output_dir, claim_output_dir
 from leantrain.core.schemas import read_json
-from leantrain.pipeline.pipeline_config import PipelineConfig
+from leantrain.pipeline.pipeline_config import (
+    IMPORTS_NAME,
+    PipelineConfig,
+    _is_trace_source,
+)
 from leantrain.pipeline.report import render_report, summary_rows
-
-IMPORTS_NAME = "imports.json"
 
 
 def _short(repo: str) -> str:
@@ -48,23 +50,6 @@ def build_trainer(name: str, config: Any) -> Any:
     from leantrain.progress import ProgressTrainer
 
     return ProgressTrainer(config=config)
-
-
-def _is_trace_source(source: str) -> bool:
-    """``URL@COMMIT`` (a repository to trace), not a path that happens to contain '@'."""
-    return source != "sample" and "@" in source and not Path(source).exists()
-
-
-def check_sources(sources: list[str]) -> None:
-    """Raise :class:`ConfigError` for the first source that is a local path and does not exist
-    (before the run directory is created or anything is imported)."""
-    for source in sources:
-        if source != "sample" and not _is_trace_source(source) and not Path(source).exists():
-            raise ConfigError(
-                f"source {source!r} in 'sources' does not exist",
-                hint="give 'sample', an export directory, a dynamic_database.json "
-                "or URL@COMMIT to trace",
-            )
 
 
 class Pipeline:
@@ -161,9 +146,7 @@ class Pipeline:
         """Run (or resume) the pipeline; returns ``{run_dir, repos, results, report, summary}``."""
         from leantrain.export import Database
 
-        cfg = self.config
-        if not (self.run_dir / IMPORTS_NAME).is_file():  # imported before: sources not re-read
-            check_sources(cfg.sources)
+        cfg = self.config  # its sources were checked when it was built
         claim_output_dir(
             self.run_dir,
             kind="run",

@@ -22,6 +22,27 @@ _NAME = re.compile(r"[A-Za-z0-9._-]+")
 """A run name: one plain path component (no separators; '.' and '..' are refused too)."""
 
 
+IMPORTS_NAME = "imports.json"
+"""What a run directory records of its imported sources (then they are not re-read)."""
+
+
+def _is_trace_source(source: str) -> bool:
+    """``URL@COMMIT`` (a repository to trace), not a path that happens to contain '@'."""
+    return source != "sample" and "@" in source and not Path(source).exists()
+
+
+def check_sources(sources: list[str]) -> None:
+    """Raise :class:`ConfigError` for the first source that is a local path and does not exist
+    (when the config is built: before the run directory is created or any engine imported)."""
+    for source in sources:
+        if source != "sample" and not _is_trace_source(source) and not Path(source).exists():
+            raise ConfigError(
+                f"source {source!r} in 'sources' does not exist",
+                hint="give 'sample', an export directory, a dynamic_database.json "
+                "or URL@COMMIT to trace",
+            )
+
+
 def _config_class(trainer: str) -> type:
     if trainer == "sft":
         from leantrain.llm import SFTConfig
@@ -151,6 +172,8 @@ class PipelineConfig:
             raise ConfigError(
                 "'sources' is empty", hint="give at least one source, e.g. sources: [sample]"
             )
+        if not (self.resolved_run_dir / IMPORTS_NAME).is_file():  # imported: not re-read
+            check_sources(list(self.sources))
         grpo_section = self.grpo if isinstance(self.grpo, Mapping) else {}
         if (
             "grpo" in self.trainers
