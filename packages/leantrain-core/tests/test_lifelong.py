@@ -257,3 +257,34 @@ def test_a_rerun_with_nothing_left_holds_the_final_model(tmp_path: Path) -> None
     again = FakeTrainer()
     LifelongEngine(tmp_path, [again], database=db, repos=REPOS).run()
     assert again.steps == [] and again.model == REPOS  # not the untrained base model
+
+
+@pytest.mark.parametrize("lost", ["step", "eval"])
+def test_an_event_lost_to_a_kill_after_the_manifest_is_written_on_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lost: str
+) -> None:
+    """A kill between saving the manifest and appending to metrics.jsonl: the resumed run
+    writes the missing event once (the report reads the step events)."""
+    from leantrain.core.events import EventLog
+
+    write = EventLog.write
+    state = {"killed": False}
+
+    def kill_once(self: EventLog, kind: str, **fields: Any) -> dict[str, Any]:
+        if kind == lost and fields.get("repo_index") == 1 and not state["killed"]:
+            state["killed"] = True
+            raise KeyboardInterrupt
+        return write(self, kind, **fields)
+
+    monkeypatch.setattr(EventLog, "write", kill_once)
+    db = FakeDatabase()
+    with pytest.raises(KeyboardInterrupt):
+        LifelongEngine(tmp_path, [FakeTrainer()], database=db, repos=REPOS).run()
+    trainer = FakeTrainer()
+    LifelongEngine(tmp_path, [trainer], database=db, repos=REPOS).run()
+    assert [s.index for s in trainer.steps] == [2]  # step 1 was trained and recorded: kept
+    events = list(read_events(tmp_path))
+    steps = [e["repo_index"] for e in events if e["kind"] == "step"]
+    evals = sorted((e["step"], e["repo_index"]) for e in events if e["kind"] == "eval")
+    assert sorted(steps) == [0, 1, 2]
+    assert evals == [(0, 0), (1, 0), (1, 1), (2, 0), (2, 1), (2, 2)]

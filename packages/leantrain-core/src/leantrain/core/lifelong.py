@@ -49,7 +49,7 @@ from leantrain.core.errors import (
     LeanTrainError,
     MissingDependencyError,
 )
-from leantrain.core.events import EventLog
+from leantrain.core.events import EventLog, read_events
 from leantrain.core.manifest import RunManifest
 from leantrain.core.output_dir import claim_output_dir
 
@@ -542,6 +542,24 @@ class LifelongEngine:
         elif self.main:  # trained, killed while evaluating: reload the saved model
             trainer.load(self._verified(manifest, ckpt))
             self._touched.add(id(trainer))
+            logged = self._logged_events()
+            if ("step", trainer.name, index, None) not in logged:  # killed before its event
+                self._event(
+                    "step",
+                    trainer=trainer.name,
+                    repo=repo,
+                    repo_index=index,
+                    metrics=entry["metrics"],
+                    seconds=entry.get("seconds"),
+                )
+            for row in manifest.data.get("evals", []):  # the same for a recorded evaluation
+                key_of_row = ("eval", row["trainer"], row["step"], row["repo_index"])
+                if (
+                    row["trainer"] == trainer.name
+                    and row["step"] == index
+                    and key_of_row not in logged
+                ):
+                    self._event("eval", **row)
             # killed before its resumable state was removed: the saved model supersedes it
             work_dir = trainer_dir / WORK_SUBDIR / f"{index:03d}"
             shutil.rmtree(work_dir, ignore_errors=True)
@@ -610,6 +628,19 @@ class LifelongEngine:
         if entry is None:
             raise CheckpointError(f"{path}: not recorded in {manifest.path}")
         return manifest.verify_checkpoint(entry)
+
+    def _logged_events(self) -> set[tuple[str, Any, Any, Any]]:
+        """``(kind, trainer, step, repo_index)`` of the step and eval events already written
+        (``step``: ``(kind, trainer, repo_index, None)``)."""
+        if self.events is None:
+            return set()
+        logged = set()
+        for ev in read_events(self.run_dir):
+            if ev.get("kind") == "step":
+                logged.add(("step", ev.get("trainer"), ev.get("repo_index"), None))
+            elif ev.get("kind") == "eval":
+                logged.add(("eval", ev.get("trainer"), ev.get("step"), ev.get("repo_index")))
+        return logged
 
     def _event(self, kind: str, **fields: Any) -> None:
         if self.events is None:
