@@ -146,3 +146,13 @@ def test_cpu_end_to_end_stops_at_verl_rollout_registry():
     import importlib.util
 
     assert importlib.util.find_spec("vllm") is None  # not pulled by leantrain-verl
+
+
+def test_leantrain_keys_as_overrides(small):
+    manager = VERLTrainingManager(
+        small, "grpo", overrides=["leantrain.eval_k=3", "data.train_batch_size=16"]
+    )
+    assert manager.settings["eval_k"] == 3
+    assert manager.resolved_config().data.train_batch_size == 16
+    with pytest.raises(ConfigError, match="unknown leantrain key 'eval_kk'"):
+        VERLTrainingManager(small, "grpo", overrides={"leantrain.eval_kk": 3})

@@ -43,7 +43,8 @@ def _train_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="leantrain verl train",
         description="Tactic RL on VERL; extra KEY=VALUE arguments are VERL config overrides "
-        "(e.g. data.train_batch_size=8).",
+        "(e.g. data.train_batch_size=8), or keys of the YAML's leantrain: section "
+        "(e.g. leantrain.rewards=[format,no_sorry]).",
     )
     _both(p, "config", help="YAML in VERL's sections (+ an optional leantrain: section)")
     _both(p, "algorithm", default="grpo", help=f"algorithm type: {', '.join(algorithm_names())}")

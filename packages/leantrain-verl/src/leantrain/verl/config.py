@@ -169,6 +169,22 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+def split_overrides(
+    overrides: Mapping[str, Any] | Sequence[str] | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(VERL overrides, leantrain overrides)``: ``leantrain.KEY=VALUE`` items set the YAML's
+    ``leantrain:`` section (the prefix removed), every other item a VERL key."""
+    if not overrides:
+        return {}, {}
+    items = dict(overrides) if isinstance(overrides, Mapping) else parse_overrides(overrides)
+    ours = {
+        k.removeprefix("leantrain."): items.pop(k)
+        for k in list(items)
+        if k.startswith("leantrain.")
+    }
+    return items, ours
+
+
 def compose_config(
     user: str | Path | Mapping[str, Any] | None = None,
     *,

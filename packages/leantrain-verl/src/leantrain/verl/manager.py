@@ -29,7 +29,13 @@ from leantrain.core.atomic import atomic_write_json, atomic_write_text
 from leantrain.core.errors import CheckpointError, ConfigError, LeanTrainError
 from leantrain.core.lifelong import LifelongEngine, Step
 from leantrain.verl.algorithms import algorithm_overrides
-from leantrain.verl.config import compose_config, load_user_yaml, to_yaml, validate_config
+from leantrain.verl.config import (
+    compose_config,
+    load_user_yaml,
+    split_overrides,
+    to_yaml,
+    validate_config,
+)
 from leantrain.verl.core_algos import ENV, CustomAdvantage, find_advantage_function
 from leantrain.verl.data import DataSettings, check_data_path, convert_to_verl
 from leantrain.verl.worker_setup import HOOK, REWARD_MODULES_ENV, WorkerImports, reward_imports
@@ -128,6 +134,8 @@ class VERLTrainingManager:
         algorithm_overrides(algorithm_type)  # unknown type: fail now
         user = load_user_yaml(config) if isinstance(config, (str, Path)) else dict(config or {})
         section = dict(user.get("leantrain") or {})
+        overrides, leantrain_overrides = split_overrides(overrides)
+        section.update(leantrain_overrides)
         given = {
             "model_name": model_name,
             "rewards": None if rewards is None else list(rewards),
@@ -366,9 +374,7 @@ class VERLTrainingManager:
         return {
             "algorithm_type": self.algorithm_type,
             "config": self.user_config,
-            "overrides": list(self.overrides.items())
-            if isinstance(self.overrides, Mapping)
-            else list(self.overrides or []),
+            "overrides": self.overrides,  # VERL keys → values (leantrain.* are in "leantrain")
             "custom_advantage": None if self.custom is None else self.custom.spec,
             "leantrain": self.settings,
         }
