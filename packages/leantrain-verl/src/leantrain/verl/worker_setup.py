@@ -15,8 +15,9 @@ the hook having run.
 A reward defined in ``__main__`` (the training script, a notebook), or in a module with no
 file importable under its name, cannot be imported by a worker: that is a
 :class:`ConfigError` at composition time (the manager's construction, ``dry_run``, ``train``),
-naming the reward and the fix. Importing modules named in a config is code execution, so it needs ``allow_code`` (``--allow-code``, ``LEANTRAIN_ALLOW_CODE=1``), in
-the driver and again in the workers.
+naming the reward and the fix. Importing modules named in a config is code execution, so it
+needs ``allow_code`` (``--allow-code``, ``LEANTRAIN_ALLOW_CODE=1``), in the driver and again in
+the workers.
 """
 
 from __future__ import annotations
