@@ -101,9 +101,13 @@ def test_sigterm_retrieval_then_resume(tmp_path: Path) -> None:
 def test_sigterm_progress_then_resume(tmp_path: Path) -> None:
     out = tmp_path / "prog"
     args = ["progress", "train", "--model", "tiny", "--data", str(_data())]
-    args += ["--output-dir", str(out), "--max_steps", "12", "--save_steps", "2"]
+    # ~20 ms a step: 300 steps leave seconds of training after the first checkpoint (step 10)
+    # for SIGTERM to arrive in; 12 steps (0.2 s) could end before it did
+    args += ["--output-dir", str(out), "--max_steps", "300", "--save_steps", "10"]
     args += ["--max-length", "64", "--tiny-hidden-size", "32", "--tiny-vocab-size", "120"]
     _terminate_then_resume(tmp_path, args, out, "progress", "*/checkpoint-*")
+    steps = RunManifest.load(out).data["steps"]
+    assert next(iter(steps.values()))["metrics"]["global_step"] == 300
 
 
 def _closed_stdout(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
