@@ -119,6 +119,26 @@ def _lora(use_lora: bool, lora_config: Any) -> Any:
     return lora_config if lora_config is not None else (True if use_lora else None)
 
 
+def _trainer_kwargs(
+    model_name: str,
+    output_dir: str | Path,
+    num_epochs: float,
+    batch_size: int,
+    learning_rate: float,
+    use_lora: bool,
+    lora_config: Any,
+) -> dict[str, Any]:
+    """hello_agents' wrapper arguments as leantrain trainer keys (shared by both wrappers)."""
+    return {
+        "model_name": model_name,
+        "output_dir": output_dir,
+        "epochs_per_repo": num_epochs,
+        "batch_size": batch_size,
+        "lr": learning_rate,
+        "lora_config": _lora(use_lora, lora_config),
+    }
+
+
 class _Wrapper:
     trainer: Any
     dataset: Any
@@ -158,12 +178,9 @@ class SFTTrainerWrapper(_Wrapper):
         options.setdefault("eval_split", "")
         self.dataset = dataset
         self.trainer = SFTTrainer(
-            model_name=model_name,
-            output_dir=output_dir,
-            epochs_per_repo=num_epochs,
-            batch_size=batch_size,
-            lr=learning_rate,
-            lora_config=_lora(use_lora, lora_config),
+            **_trainer_kwargs(
+                model_name, output_dir, num_epochs, batch_size, learning_rate, use_lora, lora_config
+            ),
             **options,
         )
 
@@ -199,12 +216,9 @@ class GRPOTrainerWrapper(_Wrapper):
             options.setdefault("num_generations", _group_size(batch_size))
         self.dataset = dataset
         self.trainer = GRPOTrainer(
-            model_name=model_name,
-            output_dir=output_dir,
-            epochs_per_repo=num_epochs,
-            batch_size=batch_size,
-            lr=learning_rate,
-            lora_config=_lora(use_lora, lora_config),
+            **_trainer_kwargs(
+                model_name, output_dir, num_epochs, batch_size, learning_rate, use_lora, lora_config
+            ),
             reward_funcs=reward_fn,
             **options,
         )
