@@ -50,9 +50,20 @@ def test_length_batches_cover_every_row_once_sorted_under_the_token_budget():
     assert length_batches([], 4) == []
 
 
+def test_rows_cut_at_the_maximum_length_are_batched_apart_without_padding():
+    lengths = [256, 40, 256, 255, 256, 12, 256, 256]
+    batches = length_batches(lengths, 64, full=256)
+    assert [sorted(b.tolist()) for b in batches] == [[1, 3, 5], [0, 2, 4, 6, 7]]
+    assert len(length_batches(lengths, 64)) == 1  # without ``full`` they share one batch
+    assert len(length_batches([256] * 5, 2, full=256)) == 3  # the budget still applies
+
+
 def test_encode_texts_matches_one_row_at_a_time_in_input_order(model):
     batched = model.encode_texts(TEXTS, batch_size=3, precision="fp32")
     single = torch.cat([model.encode_texts([t], batch_size=1, precision="fp32") for t in TEXTS])
+    cut = model.encode_texts(TEXTS, max_len=16, batch_size=4, precision="fp32")  # most at the cut
+    cut_single = torch.cat([model.encode_texts([t], max_len=16, batch_size=1) for t in TEXTS])
+    assert torch.allclose(cut, cut_single, atol=1e-5)
     assert batched.dtype == torch.float32 and batched.shape == (len(TEXTS), model.embedding_dim)
     assert torch.allclose(batched, single, atol=1e-5)
     assert not batched.is_inference()  # usable where autograd records (training validation)

@@ -4,7 +4,10 @@ What makes encoding a corpus fast on a CPU (and costs nothing on a GPU):
 
 * **length-sorted batches** under a token budget: rows of similar length share a batch (little
   padding, and attention is quadratic in the padded length), and short rows go in larger
-  batches, so the per-call overhead is paid fewer times;
+  batches, so the per-call overhead is paid fewer times; rows cut at the maximum length (most
+  proof states at 256 bytes) are batched apart, without padding, so without an attention mask;
+* for T5-family encoders, the relative-position bias and padding mask merged once per forward
+  instead of once per layer (:mod:`leantrain.retrieval.attention`);
 * **tokenizing once**, up front, without per-batch tokenizer calls; for a ByT5 tokenizer the ids
   are the UTF-8 bytes + 3 (what ``ByT5Tokenizer`` computes, one Python call per character),
   built with numpy — a text that holds a special token's string goes through the tokenizer;
@@ -76,11 +79,16 @@ def tokenize_all(tokenizer: Any, texts: Sequence[str], max_len: int) -> list[np.
 
 
 def length_batches(
-    lengths: Sequence[int], batch_size: int, max_rows: int | None = None
+    lengths: Sequence[int],
+    batch_size: int,
+    max_rows: int | None = None,
+    full: int | None = None,
 ) -> list[np.ndarray]:
     """Indices sorted by length, cut into batches under a token budget of ``batch_size`` rows
-    of the longest length: every batch has at least ``batch_size`` rows (but the last), and
-    short rows travel in larger ones (at most ``max_rows``, default ``8 * batch_size``)."""
+    of the longest length: every batch has at least ``batch_size`` rows (but the last, and the
+    last one shorter than ``full``), and short rows travel in larger ones (at most ``max_rows``,
+    default ``8 * batch_size``). Rows of length ``full`` or more (cut at the maximum length)
+    never share a batch with shorter ones: such batches have no padding, hence no mask."""
     lengths = np.asarray(lengths)
     order = np.argsort(lengths, kind="stable")
     if not len(order):
@@ -92,7 +100,12 @@ def length_batches(
     start, n = 0, len(order)
     while start < n:
         end = start + 1  # rows are sorted: a batch's last row is its longest
-        while end < n and end - start < cap and (end + 1 - start) * int(sorted_len[end]) <= budget:
+        while (
+            end < n
+            and end - start < cap
+            and (end + 1 - start) * int(sorted_len[end]) <= budget
+            and not (full is not None and sorted_len[start] < full <= sorted_len[end])
+        ):
             end += 1
         batches.append(order[start:end])
         start = end
@@ -127,7 +140,7 @@ def encode(
                 device_type=torch.device(device).type, dtype=torch.bfloat16, enabled=bf16
             ),
         ):
-            for idx in length_batches(lengths, batch_size):
+            for idx in length_batches(lengths, batch_size, full=max_len):
                 width = int(lengths[idx].max())
                 ids = np.full((len(idx), width), pad_id, dtype=np.int64)
                 mask = np.zeros((len(idx), width), dtype=np.int64)

@@ -17,6 +17,7 @@ from typing import Any
 import lightning as L
 import torch
 import torch.nn.functional as F
+from leantrain.retrieval.attention import use_t5_sdpa
 from leantrain.retrieval.context import (
     LEGACY_CONTEXT_FORMAT,
     check_context_format,
@@ -64,6 +65,7 @@ class PremiseRetriever(L.LightningModule):
             encoder.train()
         )  # from_pretrained returns eval mode; Lightning keeps modes as given
         fuse_activations(self.encoder)
+        use_t5_sdpa(self.encoder)
         self.tokenizer = tokenizer
         self.learning_rate = learning_rate
         self.weight_decay = weight_decay
