@@ -1,23 +1,31 @@
-"""Benchmark: streaming a LeanDojo split vs. json.load, and building SFT rows.
+"""Benchmark: reading a LeanDojo split and building SFT rows, against what LeanDojo-v2 does.
 
-Builds a large split file in a temp dir by repeating the real Mathlib sample (or synthetic
-theorems when ../shared/data is absent), then measures in the same run:
+The split file is the real mathlib sample (``../shared/data/mathlib-sample/test.json``; a
+missing file is an error, never a synthetic substitute) repeated ``copies`` times (default 80).
+Measured in the same run:
 
-* reading every record with ``json.load`` (the reference) vs. ``iter_json_array`` (streaming),
-  time and peak Python memory (tracemalloc);
-* ``create_sft_dataset(..., streaming=True)`` iterated once vs. the eager dataset.
+* reading every record: ``json.load`` of the whole file — exactly what LeanDojo-v2's
+  ``SFTTrainer`` and ``GRPOTrainer`` do (``self.json_data = json.load(f)``), the reference —
+  vs ``iter_json_array`` (streaming);
+* ``create_sft_dataset`` (eager, a ``datasets.Dataset``) and ``create_sft_dataset(...,
+  streaming=True)`` iterated once.
 
-Prints ratios against the reference. Usage: ``uv run python tools/bench/tactics_datasets.py [copies]``.
+Time is the best of ``--repeats`` runs without tracing (tracemalloc slows every allocation, so
+it would distort the times); peak Python memory comes from one extra traced run of each.
+Ratios are throughput ratios against ``json.load`` (> 1 = faster) and memory ratios (< 1 =
+less). Usage: ``uv run python tools/bench/tactics_datasets.py [--copies N] [--repeats 3]``.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from leantrain.tactics import create_sft_dataset, iter_json_array
 
@@ -25,77 +33,86 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = (ROOT / "../shared/data/mathlib-sample/test.json").resolve()
 
 
-def base_theorems() -> list[dict]:
-    if SAMPLE.is_file():
-        return json.loads(SAMPLE.read_text(encoding="utf-8"))
-    return [
-        {
-            "url": "u",
-            "commit": "c",
-            "file_path": "F.lean",
-            "full_name": f"t{i}",
-            "start": [1, 1],
-            "end": [2, 1],
-            "traced_tactics": [
-                {
-                    "tactic": "simp",
-                    "state_before": "x : Nat\n⊢ x + 0 = x " * 10,
-                    "state_after": "no goals",
-                }
-            ],
-        }
-        for i in range(100)
-    ]
+def base_theorems() -> list[dict[str, Any]]:
+    """The mathlib sample's theorems; an error naming the file when it is missing."""
+    if not SAMPLE.is_file():
+        raise SystemExit(
+            f"missing data file {SAMPLE} (see ../shared/data/README.md); no synthetic substitute"
+        )
+    return json.loads(SAMPLE.read_text(encoding="utf-8"))
 
 
-def measure(fn) -> tuple[float, float, object]:
+def best_time(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
+    """The fastest of ``repeats`` untraced runs, and the last result."""
+    best, out = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def peak_mib(fn: Callable[[], Any]) -> float:
+    """Peak Python allocation (tracemalloc) of one run of ``fn``, MiB."""
     tracemalloc.start()
-    t0 = time.perf_counter()
-    out = fn()
-    dt = time.perf_counter() - t0
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return dt, peak / 2**20, out
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
 
 
 def main() -> None:
-    copies = int(sys.argv[1]) if len(sys.argv) > 1 else 40
-    theorems = base_theorems() * copies
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--copies", type=int, default=80, help="times the sample is repeated")
+    ap.add_argument("--repeats", type=int, default=3, help="timed runs per reader (best kept)")
+    args = ap.parse_args()
+    theorems = base_theorems() * args.copies
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "train.json"
         path.write_text(json.dumps(theorems, ensure_ascii=False), encoding="utf-8")
+        del theorems
         size = path.stat().st_size / 2**20
-        print(f"split file: {len(theorems)} theorems, {size:.1f} MiB")
 
-        def load_all():
+        def load_all() -> int:  # LeanDojo-v2's SFTTrainer / GRPOTrainer
             with path.open(encoding="utf-8") as f:
                 return sum(len(t["traced_tactics"]) for t in json.load(f))
 
-        def stream_all():
+        def stream_all() -> int:
             return sum(len(t["traced_tactics"]) for _, t in iter_json_array(path))
 
-        t_ref, m_ref, n_ref = measure(load_all)
-        t_str, m_str, n_str = measure(stream_all)
-        assert n_ref == n_str
-        print(f"json.load (reference): {t_ref:.2f}s, peak {m_ref:.1f} MiB")
-        print(
-            f"iter_json_array:       {t_str:.2f}s, peak {m_str:.1f} MiB  "
-            f"-> time x{t_str / t_ref:.2f}, memory x{m_str / m_ref:.3f}"
-        )
+        def eager() -> int:
+            return len(create_sft_dataset(path))
 
-        t_eager, m_eager, ds = measure(lambda: create_sft_dataset(path))
-        t_lazy, m_lazy, n_lazy = measure(
-            lambda: sum(1 for _ in create_sft_dataset(path, streaming=True))
-        )
-        assert len(ds) == n_lazy
+        def streaming() -> int:
+            return sum(1 for _ in create_sft_dataset(path, streaming=True))
+
+        rows: dict[str, tuple[float, float, int]] = {}
+        for name, fn in (
+            ("json.load (LeanDojo-v2, reference)", load_all),
+            ("iter_json_array (streaming)", stream_all),
+            ("create_sft_dataset, eager", eager),
+            ("create_sft_dataset(streaming=True)", streaming),
+        ):
+            seconds, items = best_time(fn, args.repeats)
+            rows[name] = (seconds, peak_mib(fn), items)
+        tactics = rows["json.load (LeanDojo-v2, reference)"][2]
+        assert rows["iter_json_array (streaming)"][2] == tactics
+        assert rows["create_sft_dataset, eager"][2] == rows["create_sft_dataset(streaming=True)"][2]
+        ref_s, ref_mib, _ = rows["json.load (LeanDojo-v2, reference)"]
         print(
-            f"create_sft_dataset eager:     {t_eager:.2f}s, peak {m_eager:.1f} MiB, {len(ds)} rows "
-            f"({len(ds) / t_eager:.0f} rows/s) -> time x{t_eager / t_ref:.2f} of json.load"
+            f"split file: {len(base_theorems()) * args.copies} theorems, {tactics} tactics, "
+            f"{size:.1f} MiB; best of {args.repeats}"
         )
         print(
-            f"create_sft_dataset streaming: {t_lazy:.2f}s, peak {m_lazy:.1f} MiB "
-            f"-> memory x{m_lazy / m_eager:.3f} of eager"
+            "| reader | items | time (s) | throughput × json.load | peak MiB | memory × json.load |"
         )
+        print("|---|---|---|---|---|---|")
+        for name, (seconds, mib, items) in rows.items():
+            print(
+                f"| {name} | {items} | {seconds:.2f} | {ref_s / seconds:.2f} | {mib:.1f} "
+                f"| {mib / ref_mib:.3f} |"
+            )
 
 
 if __name__ == "__main__":
