@@ -233,3 +233,28 @@ def test_a_version_1_database_migrates_to_the_same_export(golden_db, tmp_path):
     with Database(golden_db) as db:
         db.dump_json(tmp_path / "dump2.json")
     assert json.loads(dump.read_text()) == json.loads((tmp_path / "dump2.json").read_text())
+
+
+def test_a_version_3_database_with_annotation_corpora_stored_as_importing_nothing_is_fixed(
+    golden_db, tmp_path
+):
+    """Before unknown imports existed, an annotation-built corpus file was stored with imports
+    ``[]``: version 4 marks it unknown again, so the export equals today's; real files stay."""
+    import shutil
+    import sqlite3
+
+    old = tmp_path / "v3.db"
+    shutil.copy(golden_db, old)
+    conn = sqlite3.connect(old)
+    unknown = conn.execute("SELECT COUNT(*) FROM premise_files WHERE imports = 'null'").fetchone()
+    empty = conn.execute("SELECT COUNT(*) FROM premise_files WHERE imports = '[]'").fetchone()
+    assert unknown[0] > 0 and empty[0] > 0  # the golden input has both kinds
+    conn.execute("UPDATE premise_files SET imports = '[]' WHERE imports = 'null'")
+    conn.execute("PRAGMA user_version = 3")
+    conn.commit()
+    conn.close()
+    with Database(old) as db:
+        rows = db.conn.execute("SELECT imports, COUNT(*) FROM premise_files GROUP BY imports")
+        assert dict(rows.fetchall())["null"] == unknown[0]
+        export_merged_data(db, None, tmp_path / "out")
+    assert export_digest(tmp_path / "out") == GOLDEN["all"]

@@ -159,10 +159,20 @@ def _upgrade_to_v3(conn: sqlite3.Connection) -> None:
     upgrade(conn, _V3)
 
 
+def _upgrade_to_v4(conn: sqlite3.Connection) -> None:
+    """Version 4: corpus files built from annotations, stored with imports ``[]`` by older
+    versions, get unknown imports (``null``), as an import writes them now (see
+    :mod:`leantrain.export.migrate_v4`). No table changes."""
+    from leantrain.export.migrate_v4 import upgrade
+
+    upgrade(conn)
+
+
 MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     _V1,
     _upgrade_to_v2,
     _upgrade_to_v3,
+    _upgrade_to_v4,
 ]
 """``MIGRATIONS[i]`` upgrades a database from version ``i`` to ``i + 1`` (an SQL script, or a
 function run on the connection inside the migration's transaction)."""
@@ -179,6 +189,7 @@ _TABLES = {
     ),
     3: frozenset({"repositories", "theorems", "premise_uses", "premise_files", "traced_files"}),
 }  # fmt: skip
+_TABLES[4] = _TABLES[3]  # version 4 changed data, not tables
 
 APPLICATION_ID = 0x4C54524E
 """``PRAGMA application_id`` of a leantrain database (``"LTRN"``)."""
