@@ -361,3 +361,31 @@ def test_cli_module_imports_nothing_heavy():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == "[]"
+
+
+def test_commits_are_checkpointed_in_the_background(tmp_path, synthetic_repos):
+    """COMMIT leaves the copy into the database file to a background checkpoint: the file
+    alone (without its WAL) holds each committed import once that checkpoint is done."""
+    db_path = tmp_path / "lt.db"
+
+    def theorems_in_file_alone() -> int:
+        copy = tmp_path / "copy.db"  # the database file without its -wal
+        copy.write_bytes(db_path.read_bytes())
+        conn = sqlite3.connect(copy)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM theorems").fetchone()[0]
+        finally:
+            conn.close()
+            copy.unlink()
+
+    with Database(db_path) as db:
+        assert db.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        db.import_path(synthetic_repos[0])
+        db._checkpoints.wait()
+        first = db.stats()["theorems"]
+        assert first > 0 and theorems_in_file_alone() == first
+        db.import_path(synthetic_repos[1])
+        db._checkpoints.wait()
+        assert theorems_in_file_alone() == db.stats()["theorems"] > first
+    with Database(db_path) as db:  # and the database reopens whole
+        assert db.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

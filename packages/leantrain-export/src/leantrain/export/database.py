@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from leantrain.core.errors import DataError
+from leantrain.export.checkpoint import BackgroundCheckpointer
 from leantrain.export.curriculum import order_repositories
 from leantrain.export.dynamic_json import dump_dynamic_database
 from leantrain.export.importer import import_items, iso
@@ -76,10 +77,12 @@ class Database:
                     hint="pass --db with a file in a directory you can write",
                 ) from None
         self.conn = connect(self.path, create=create)
+        self._checkpoints = BackgroundCheckpointer(self.conn, self.path)
 
     # -- plumbing -------------------------------------------------------------------------------
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (after the background checkpoint, if one is running)."""
+        self._checkpoints.close()
         self.conn.close()
 
     def __enter__(self) -> Database:
@@ -93,7 +96,8 @@ class Database:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: committed at the end, rolled back on any exception."""
+        """One write transaction: committed at the end, rolled back on any exception. The
+        WAL is checkpointed in the background afterwards (:mod:`leantrain.export.checkpoint`)."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
@@ -101,6 +105,7 @@ class Database:
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
+        self._checkpoints.after_commit()
 
     # -- import ---------------------------------------------------------------------------------
     def import_path(
