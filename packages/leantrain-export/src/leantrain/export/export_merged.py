@@ -203,27 +203,32 @@ def select_theorems(db: Database, repos: list[str] | None) -> tuple[list[int], i
     return row_ids, total - kept
 
 
-def theorem_premises(db: Database, *, drop_tactics: bool) -> dict[int, set[str]]:
-    """Distinct premise names used by each selected theorem (in its exported tactics)."""
+def premise_stats(
+    db: Database, *, drop_tactics: bool
+) -> tuple[dict[int, set[str]], dict[int, int]]:
+    """For each selected theorem (``temp._sel``) with annotated premises in its exported
+    tactics: the distinct premise names, and the number of those tactics (one pass over
+    ``premise_uses``, in theorem id order)."""
     where = f"WHERE {KEPT_SQL}" if drop_tactics else ""
-    out: dict[int, set[str]] = {}
-    for tid, name in db.conn.execute(
-        "SELECT DISTINCT a.theorem_id, a.full_name FROM temp._sel s "
-        f"JOIN premise_uses a ON a.theorem_id = s.theorem_id {where}"
+    names: dict[int, set[str]] = {}
+    counts: dict[int, int] = {}
+    tid = idx = -1
+    seen: set[str] = set()
+    for t, i, name in db.conn.execute(
+        "SELECT a.theorem_id, a.tactic_idx, a.full_name FROM temp._sel s "
+        f"JOIN premise_uses a ON a.theorem_id = s.theorem_id {where} "
+        "ORDER BY a.theorem_id, a.tactic_idx"
     ):
-        out.setdefault(tid, set()).add(name)
-    return out
-
-
-def premise_tactic_counts(db: Database, *, drop_tactics: bool) -> dict[int, int]:
-    """Number of exported tactics with at least one annotated premise, per selected theorem."""
-    where = f"WHERE {KEPT_SQL}" if drop_tactics else ""
-    return dict(
-        db.conn.execute(
-            "SELECT a.theorem_id, COUNT(DISTINCT a.tactic_idx) FROM temp._sel s "
-            f"JOIN premise_uses a ON a.theorem_id = s.theorem_id {where} GROUP BY a.theorem_id"
-        ).fetchall()
-    )
+        if t != tid:
+            tid, idx = t, i
+            seen = names[t] = {name}
+            counts[t] = 1
+            continue
+        seen.add(name)
+        if i != idx:
+            idx = i
+            counts[t] += 1
+    return names, counts
 
 
 def weighted_histogram(
@@ -245,8 +250,7 @@ def premise_count_histogram(
     db.conn.execute("BEGIN")
     try:
         select_theorems(db, repos)
-        premises = theorem_premises(db, drop_tactics=drop_tactics)
-        weights = premise_tactic_counts(db, drop_tactics=drop_tactics)
+        premises, weights = premise_stats(db, drop_tactics=drop_tactics)
     finally:
         db.conn.execute("COMMIT")
     return weighted_histogram(premises, weights)
@@ -275,8 +279,7 @@ def split_summary(
         conn.execute("BEGIN")
         try:
             select_theorems(database, repos)
-            premises = theorem_premises(database, drop_tactics=cfg.drop_tactics)
-            weights = premise_tactic_counts(database, drop_tactics=cfg.drop_tactics)
+            premises, weights = premise_stats(database, drop_tactics=cfg.drop_tactics)
             rate = cfg.novel_premise_rate
             if rate is None:
                 rate = calibrate_rate(
@@ -373,20 +376,18 @@ def _export(
             )
         ]
         num_theorems = conn.execute("SELECT COUNT(*) FROM temp._sel").fetchone()[0]
+        premises, with_premises_of = premise_stats(db, drop_tactics=cfg.drop_tactics)
         rate = cfg.novel_premise_rate
         if rate is None:
             rate = calibrate_rate(
-                cfg.val_fraction + cfg.test_fraction, *_histogram_sql(db, cfg.drop_tactics)
+                cfg.val_fraction + cfg.test_fraction,
+                *weighted_histogram(premises, with_premises_of),
             )
-        held = _held_out_theorems(db, cfg, rate)
+        held = _held_out_theorems(premises, cfg, rate)
+        del premises
         details = _empty_details()
         val, test, seed = cfg.val_fraction, cfg.test_fraction, cfg.seed
-
-        total_tactics = conn.execute(
-            "SELECT COALESCE(SUM(t.num_tactics), 0) FROM temp._sel s "
-            "JOIN theorems t ON t.id = s.theorem_id"
-        ).fetchone()[0]
-        with_premises_of = premise_tactic_counts(db, drop_tactics=cfg.drop_tactics)
+        total_tactics = 0
         with atomic_directory(out_dir) as tmp:
             write_marker(tmp, "export")  # so that a later export may replace this one
             writers = {
@@ -396,6 +397,7 @@ def _export(
             try:
                 for row in theorem_rows(conn, "temp._sel", drop_tactics=cfg.drop_tactics):
                     tid, n_tac = row[0], row[12]
+                    total_tactics += row[13]
                     key = theorem_key(row[3], row[4], row[6:8], row[8:10])
                     num_tactics += n_tac
                     with_premises = with_premises_of.get(tid, 0)
@@ -448,45 +450,20 @@ def _theorem_json(row: tuple[Any, ...]) -> bytes:
         return dumps(theorem_record(row, json.loads(row[11])))
 
 
-def _histogram_sql(db: Database, drop_tactics: bool) -> tuple[dict[int, int], int]:
-    """:func:`weighted_histogram` of the selection (``temp._sel``), computed by SQLite: for each
-    number ``k`` of distinct premises, the tactics with premises of the theorems with ``k``
-    (in the order of the first theorem with each ``k``, as the Python version builds it)."""
-    where = f"WHERE {KEPT_SQL}" if drop_tactics else ""
-    hist = dict(
-        db.conn.execute(
-            "SELECT k, SUM(w) FROM (SELECT a.theorem_id AS tid, "
-            "COUNT(DISTINCT a.full_name) AS k, COUNT(DISTINCT a.tactic_idx) AS w "
-            "FROM temp._sel s JOIN premise_uses a ON a.theorem_id = s.theorem_id "
-            f"{where} GROUP BY a.theorem_id) GROUP BY k ORDER BY MIN(tid)"
-        ).fetchall()
-    )
-    return hist, sum(hist.values())
-
-
-def _held_out_theorems(db: Database, cfg: ExportConfig, rate: float) -> set[int]:
-    """Ids of the selected theorems whose exported tactics use a held-out premise: each
-    distinct premise name is hashed once in Python, the rest is one SQLite query."""
-    conn = db.conn
-    where = f"AND {KEPT_SQL}" if cfg.drop_tactics else ""
-    join = "FROM temp._sel s JOIN premise_uses a ON a.theorem_id = s.theorem_id"
-    names = conn.execute(f"SELECT DISTINCT a.full_name {join} WHERE 1 {where}").fetchall()
-    conn.execute("DROP TABLE IF EXISTS temp._held")
-    conn.execute("CREATE TEMP TABLE _held (name TEXT PRIMARY KEY)")
-    try:
-        conn.executemany(
-            "INSERT INTO temp._held VALUES (?)",
-            [n for n in names if premise_held_out(cfg.seed, n[0], rate)],
-        )
-        return {
-            tid
-            for (tid,) in conn.execute(
-                f"SELECT DISTINCT a.theorem_id {join} "
-                f"WHERE a.full_name IN (SELECT name FROM temp._held) {where}"
-            )
-        }
-    finally:
-        conn.execute("DROP TABLE temp._held")
+def _held_out_theorems(premises: dict[int, set[str]], cfg: ExportConfig, rate: float) -> set[int]:
+    """Ids of the theorems whose exported tactics use a held-out premise (``premises``: the
+    names of :func:`premise_stats`; each distinct name is hashed once)."""
+    held: dict[str, bool] = {}
+    out: set[int] = set()
+    for tid, names in premises.items():
+        for name in names:
+            h = held.get(name)
+            if h is None:
+                h = held[name] = premise_held_out(cfg.seed, name, rate)
+            if h:
+                out.add(tid)
+                break
+    return out
 
 
 def _write_corpus(db: Database, path: Path) -> tuple[int, int, int]:
@@ -567,15 +544,14 @@ def _write_metadata(db: Database, row_ids: list[int], path: Path, result: Export
     repos = [r for r in db.list_repositories() if r.row_id in set(row_ids)]
     q = db.conn.execute
     sel = "repo_id IN (SELECT id FROM temp._sel_repos)"
+    total, proven = q(  # one pass over the theorems for both counts
+        f"SELECT COUNT(*), COALESCE(SUM(status = 'proven'), 0) FROM theorems WHERE {sel}"
+    ).fetchone()
     meta = {
         "repositories": [r.to_leandojo_json() for r in repos],
         "total_theorems": sum(r.num_theorems for r in repos),
-        "num_proven_theorems": q(
-            f"SELECT COUNT(*) FROM theorems WHERE {sel} AND status = 'proven'"
-        ).fetchone()[0],
-        "num_sorry_theorems": q(
-            f"SELECT COUNT(*) FROM theorems WHERE {sel} AND status != 'proven'"
-        ).fetchone()[0],
+        "num_proven_theorems": proven,
+        "num_sorry_theorems": total - proven,
         "num_premise_files": sum(r.num_premise_files for r in repos),
         "num_premises": sum(r.num_premises for r in repos),
         "num_files_traced": sum(r.num_traced_files for r in repos),

@@ -36,10 +36,10 @@ def theorem_rows(
     params: tuple[Any, ...] = (),
 ) -> sqlite3.Cursor:
     """Rows ``(id, url, commit, file_path, full_name, theorem_statement, start_line,
-    start_col, end_line, end_col, extra, tactics_json, num_tactics)`` of the theorem ids of
-    table ``selection`` (a table with a ``theorem_id`` column), in id order; with
-    ``drop_tactics`` the tactics LeanDojo-v2 leaves out are not in ``tactics_json`` and not
-    counted."""
+    start_col, end_line, end_col, extra, tactics_json, num_tactics, num_traced)`` of the
+    theorem ids of table ``selection`` (a table with a ``theorem_id`` column), in id order;
+    with ``drop_tactics`` the tactics LeanDojo-v2 leaves out are not in ``tactics_json`` and
+    not counted in ``num_tactics`` (``num_traced`` counts them all)."""
     tactics = (
         "COALESCE(t.kept_json, t.tactics_json), t.num_kept"
         if drop_tactics
@@ -47,7 +47,7 @@ def theorem_rows(
     )
     return conn.execute(
         "SELECT t.id, r.url, r.commit_hash, t.file_path, t.full_name, t.theorem_statement, "
-        f"t.start_line, t.start_col, t.end_line, t.end_col, t.extra, {tactics} "
+        f"t.start_line, t.start_col, t.end_line, t.end_col, t.extra, {tactics}, t.num_tactics "
         f"FROM {selection} s JOIN theorems t ON t.id = s.theorem_id "
         "JOIN repositories r ON r.id = t.repo_id ORDER BY t.id",
         params,
