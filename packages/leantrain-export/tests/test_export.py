@@ -165,6 +165,37 @@ def test_dedup_keeps_newest_date_processed(tmp_path):
     assert shared[0]["traced_tactics"][0]["tactic"] == "simp"
 
 
+def test_selection_without_duplicates_skips_the_window_with_the_same_theorems(
+    tmp_path, synthetic_repos
+):
+    db = Database(tmp_path / "lt.db")
+    for d in synthetic_repos:
+        db.import_path(d)
+    conn = db.conn
+    ids = db.repo_row_ids(None)
+
+    def selected() -> list[int]:
+        return [r[0] for r in conn.execute("SELECT theorem_id FROM temp._sel ORDER BY rowid")]
+
+    assert export_mod._all_distinct(conn, ids)
+    assert not export_mod._all_distinct(conn, ids[:2])  # a subset: the window decides
+    export_mod.select_theorems(db, None)
+    fast = selected()
+    conn.execute("DELETE FROM temp._sel")
+    export_mod._select_newest(conn)
+    assert fast == selected() and len(fast) == db.stats()["theorems"]
+    # one theorem key in two repositories: no longer all distinct
+    conn.execute(
+        "UPDATE theorems SET file_path = (SELECT file_path FROM theorems WHERE id = 1), "
+        "full_name = (SELECT full_name FROM theorems WHERE id = 1), start_line = (SELECT "
+        "start_line FROM theorems WHERE id = 1), start_col = (SELECT start_col FROM theorems "
+        "WHERE id = 1), end_line = (SELECT end_line FROM theorems WHERE id = 1), end_col = "
+        "(SELECT end_col FROM theorems WHERE id = 1) WHERE id = (SELECT MAX(id) FROM theorems)"
+    )
+    assert not export_mod._all_distinct(conn, ids)
+    assert export_mod.select_theorems(db, None)[1] == 1  # one duplicate dropped
+
+
 def test_no_goals_and_focus_dot_tactics_are_dropped(tmp_path):
     tacs = [
         tactic("constructor", before="⊢ p ∧ q", after="case left\n⊢ p"),

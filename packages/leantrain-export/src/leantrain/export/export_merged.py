@@ -184,14 +184,13 @@ def select_theorems(db: Database, repos: list[str] | None) -> tuple[list[int], i
     total = conn.execute(
         "SELECT COUNT(*) FROM theorems WHERE repo_id IN (SELECT id FROM temp._sel_repos)"
     ).fetchone()[0]
-    conn.execute(
-        "INSERT INTO temp._sel (theorem_id) SELECT id FROM ("
-        " SELECT t.id AS id, ROW_NUMBER() OVER ("
-        "  PARTITION BY t.file_path, t.full_name, t.start_line, t.start_col, t.end_line, t.end_col"
-        "  ORDER BY r.date_processed DESC, r.id DESC) AS rn"
-        " FROM theorems t JOIN repositories r ON r.id = t.repo_id"
-        " WHERE t.repo_id IN (SELECT id FROM temp._sel_repos)) WHERE rn = 1"
-    )
+    if _all_distinct(conn, row_ids):  # nothing to deduplicate: skip the window's sort
+        conn.execute(
+            "INSERT INTO temp._sel (theorem_id) SELECT id FROM theorems "
+            "WHERE repo_id IN (SELECT id FROM temp._sel_repos) ORDER BY id"
+        )
+    else:
+        _select_newest(conn)
     kept = conn.execute("SELECT COUNT(*) FROM temp._sel").fetchone()[0]
     if kept == 0:
         names = ", ".join(repos) if repos else "all repositories"
@@ -201,6 +200,34 @@ def select_theorems(db: Database, repos: list[str] | None) -> tuple[list[int], i
             hint="import traced data for them first",
         )
     return row_ids, total - kept
+
+
+def _all_distinct(conn: Any, row_ids: list[int]) -> bool:
+    """Whether the selection is every repository of the database and no two of its theorems
+    share a key (checked on the key index alone, without reading the theorems)."""
+    (n_repos,) = conn.execute("SELECT COUNT(*) FROM repositories").fetchone()
+    if len(set(row_ids)) != n_repos:
+        return False
+    return (
+        conn.execute(
+            "SELECT 1 FROM theorems INDEXED BY theorems_key GROUP BY file_path, full_name, "
+            "start_line, start_col, end_line, end_col HAVING COUNT(*) > 1 LIMIT 1"
+        ).fetchone()
+        is None
+    )
+
+
+def _select_newest(conn: Any) -> None:
+    """Fill ``temp._sel`` with the newest copy of each theorem key of the selected repositories
+    (the newest ``date_processed``, then the later import)."""
+    conn.execute(
+        "INSERT INTO temp._sel (theorem_id) SELECT id FROM ("
+        " SELECT t.id AS id, ROW_NUMBER() OVER ("
+        "  PARTITION BY t.file_path, t.full_name, t.start_line, t.start_col, t.end_line, t.end_col"
+        "  ORDER BY r.date_processed DESC, r.id DESC) AS rn"
+        " FROM theorems t JOIN repositories r ON r.id = t.repo_id"
+        " WHERE t.repo_id IN (SELECT id FROM temp._sel_repos)) WHERE rn = 1"
+    )
 
 
 def premise_stats(
