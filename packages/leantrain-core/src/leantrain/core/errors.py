@@ -7,6 +7,7 @@ single line on stderr (what, where, how to fix) and a non-zero exit code, never 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 
 class LeanTrainError(Exception):
@@ -22,6 +23,18 @@ class LeanTrainError(Exception):
     def one_line(self) -> str:
         """The message and the hint as one line."""
         return f"{self.message} — {self.hint}" if self.hint else self.message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as its attributes, not by calling __init__ again with ``args`` (subclasses
+        # take other arguments): an error raised in a worker process arrives whole.
+        return (_restore, (type(self), self.args, self.__dict__))
+
+
+def _restore(cls: type[LeanTrainError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    err = cls.__new__(cls)
+    Exception.__init__(err, *args)
+    err.__dict__.update(state)
+    return err
 
 
 class DataError(LeanTrainError):

@@ -102,8 +102,7 @@ rows built but for the ids the importer allocates. Plain tuples, cheap to pickle
 
 def prepare(item: SourceItem) -> Prepared:
     """Validate ``item`` and build what :meth:`Importer.add_prepared` stores (a bad record
-    raises the :class:`DataError` naming file, record and field). Needs no database, so it
-    can run in a reader process (:mod:`leantrain.export.reader`)."""
+    raises the :class:`DataError` naming file, record and field). Needs no database."""
     if item.kind == "theorem":
         return _prepare_theorem(item)
     if item.kind == "premise_file":
@@ -257,7 +256,7 @@ class Importer:
         self.add_prepared(prepare(item))
 
     def add_prepared(self, prepared: Prepared) -> None:
-        """Buffer one item made by :func:`prepare` (here or in a reader process)."""
+        """Buffer one item made by :func:`prepare` (ids, deduplication, rows)."""
         kind = prepared[0]
         if kind == "theorem":
             self._add_theorem(*prepared[1:])
