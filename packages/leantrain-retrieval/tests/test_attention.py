@@ -98,3 +98,50 @@ def test_other_models_are_left_alone():
     eager, _ = build_tiny_encoder(d_model=32, num_layers=1)
     eager.set_attn_implementation("eager")
     assert not use_t5_sdpa(eager) and eager.config._attn_implementation == "eager"
+
+
+def test_in_training_too_the_mask_is_merged_once_per_forward_and_nothing_outlives_it(
+    monkeypatch,
+):
+    import gc
+    import weakref
+
+    from leantrain.retrieval import attention
+
+    reference, merged = _pair()
+    ids, mask = _batch()
+    where = torch.where
+    counts, results = {}, []
+    for name, m in (("reference", reference), ("merged", merged)):
+        m.train()
+        calls = []
+
+        def counting_where(*a, c=calls, **k):
+            out = where(*a, **k)
+            c.append(1)
+            results.append(weakref.ref(out))
+            return out
+
+        monkeypatch.setattr(torch, "where", counting_where)
+        m(input_ids=ids, attention_mask=mask).last_hidden_state.sum().backward()
+        counts[name] = len(calls)
+    monkeypatch.setattr(torch, "where", where)
+    assert counts["reference"] - counts["merged"] == 3 - 1
+    assert attention._FORWARD.get() is None  # the scope closed with the forward
+    gc.collect()
+    assert all(r() is None for r in results)  # no merged mask kept once the graph is freed
+
+
+def test_a_forward_that_fails_closes_its_scope(monkeypatch):
+    from leantrain.retrieval import attention
+
+    _, merged = _pair()
+    ids, mask = _batch()
+
+    def failing(*a, **k):
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(attention, "sdpa_attention_forward", failing)
+    with pytest.raises(RuntimeError, match="injected"):
+        merged(input_ids=ids, attention_mask=mask)
+    assert attention._FORWARD.get() is None
