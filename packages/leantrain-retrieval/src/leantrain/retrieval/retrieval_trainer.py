@@ -13,11 +13,13 @@ Checkpoints are plain HF encoder directories plus JSON and ``ewc/`` (safetensors
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import logging
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -180,19 +182,20 @@ class RetrievalTrainer:
         ]
         if step.log_file is not None:
             callbacks.append(JsonlLog(step.log_file))
-        trainer = self._lightning_trainer(step, callbacks)
         resume = step.work_dir / LAST_CKPT
         resumed = resume.is_file()
         if resumed:
             log.info("resuming step %d from %s", step.index, resume)
-        trainer.fit(
-            model,
-            datamodule=dm,
-            ckpt_path=resume if resumed else None,
-            weights_only=True,
-        )
-        if best.validated_step != trainer.global_step:  # the final weights compete too
-            trainer.validate(model, datamodule=dm, verbose=False)
+        with _without_engine_chatter():
+            trainer = self._lightning_trainer(step, callbacks)
+            trainer.fit(
+                model,
+                datamodule=dm,
+                ckpt_path=resume if resumed else None,
+                weights_only=True,
+            )
+            if best.validated_step != trainer.global_step:  # the final weights compete too
+                trainer.validate(model, datamodule=dm, verbose=False)
         metrics: dict[str, Any] = {
             **best.best_metrics,
             "train_examples": len(dm.train_examples),
@@ -329,3 +332,25 @@ class RetrievalTrainer:
         if isinstance(user.get("val_check_interval"), int):
             defaults["check_val_every_n_epoch"] = None  # every N steps, across epochs
         return L.Trainer(**(defaults | user), callbacks=callbacks)
+
+
+class _DropLitLoggerTip(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "litlogger" not in record.getMessage()
+
+
+@contextlib.contextmanager
+def _without_engine_chatter() -> Iterator[None]:
+    """Lightning's advertisement for its cloud logger and torch's deprecation of ``LeafSpec``
+    (which Lightning itself uses) say nothing about the user's run: hidden while training,
+    through the Python API as through the CLI. Nothing else is filtered, and the filters are
+    removed afterwards."""
+    rank_zero = logging.getLogger("lightning.pytorch.utilities.rank_zero")
+    tip = _DropLitLoggerTip()
+    rank_zero.addFilter(tip)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+            yield
+    finally:
+        rank_zero.removeFilter(tip)
