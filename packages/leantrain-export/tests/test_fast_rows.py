@@ -13,6 +13,8 @@ import itertools
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from leantrain.core.errors import DataError
 from leantrain.core.schemas import MAX_POS, CorpusFile, Theorem, validate_record
 from leantrain.export.fast_rows import (
@@ -139,6 +141,31 @@ def test_fast_theorem_rows_equal_the_models(raw):
     assert fast[:2] == slow[:2]
     if fast[2] is not None:  # claimed to be in the exported form already
         assert fast[2] == tactic_entries(slow[1])
+
+
+def _apply(raw: Any, changes: list[tuple[tuple[Any, ...], Any]]) -> Any:
+    """``raw`` with each change applied in turn (one whose path no longer exists is skipped)."""
+    for path, value in changes:
+        if value is _DELETE and isinstance(path[-1], int):
+            continue
+        try:
+            raw = _set(raw, path, value)
+        except (KeyError, IndexError, TypeError):
+            continue
+    return raw
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_PATHS), st.sampled_from([*_VALUES, _DELETE])),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_fast_theorem_rows_equal_the_models_under_combined_mutations(changes):
+    """Several mutations at once (the cases above change one thing each)."""
+    test_fast_theorem_rows_equal_the_models(_apply(_theorem(), changes))
 
 
 def _corpus_line() -> dict[str, Any]:
