@@ -155,10 +155,26 @@ def _apply(raw: Any, changes: list[tuple[tuple[Any, ...], Any]]) -> Any:
     return raw
 
 
-@settings(max_examples=300, deadline=None)
+_POSITIONS = [
+    ("start", 0),
+    ("start", 1),
+    ("end", 0),
+    ("end", 1),
+    ("traced_tactics", 0, "annotated_tactic", 1, 0, "def_pos", 0),
+    ("traced_tactics", 0, "annotated_tactic", 1, 0, "def_pos", 1),
+    ("traced_tactics", 0, "annotated_tactic", 1, 0, "def_end_pos", 0),
+    ("traced_tactics", 0, "annotated_tactic", 1, 0, "def_end_pos", 1),
+]
+
+
+@settings(max_examples=400, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.sampled_from(_PATHS), st.sampled_from([*_VALUES, _DELETE])),
+        st.one_of(
+            st.tuples(st.sampled_from(_PATHS), st.sampled_from([*_VALUES, _DELETE])),
+            # small coordinates: ends before starts, equal positions, negatives
+            st.tuples(st.sampled_from(_POSITIONS), st.integers(-1, 12)),
+        ),
         min_size=1,
         max_size=4,
     )
