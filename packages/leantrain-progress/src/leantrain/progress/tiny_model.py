@@ -24,7 +24,17 @@ SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 def build_tiny_tokenizer(
     texts: Iterable[str], *, vocab_size: int = 2000, max_length: int = 512
 ) -> Any:
-    """A WordPiece ``PreTrainedTokenizerFast`` trained on ``texts`` (Unicode kept, NFC only)."""
+    """A WordPiece ``PreTrainedTokenizerFast`` learnt from ``texts`` (Unicode kept, NFC only),
+    the same for the same texts in every process.
+
+    The vocabulary is the special tokens, every character of the texts (alone and as a
+    ``##`` continuation, so nothing is unknown), then the most frequent words (ties by the
+    word) up to ``vocab_size``. (``tokenizers``' WordPiece trainer breaks ties between equally
+    frequent pairs in hash-map order, which differs from one process to the next: the same
+    data gave different vocabularies, hence different models, in different runs.)
+    """
+    from collections import Counter
+
     from tokenizers import (
         Tokenizer,
         decoders,
@@ -32,20 +42,25 @@ def build_tiny_tokenizer(
         normalizers,
         pre_tokenizers,
         processors,
-        trainers,
     )
     from transformers import PreTrainedTokenizerFast
 
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     # No lower-casing or accent stripping: Lean identifiers and symbols (ℕ, ⊢, ↑) are case- and
     # mark-sensitive.
-    tok.normalizer = normalizers.NFC()
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    normalizer = normalizers.NFC()
+    pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    words: Counter[str] = Counter()
+    for text in texts:
+        words.update(w for w, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)))
+    alphabet = sorted({c for w in words for c in w})
+    tokens = [*SPECIAL_TOKENS, *alphabet, *(f"##{c}" for c in alphabet)]
+    room = max(0, vocab_size - len(tokens))
+    frequent = [w for w, _ in sorted(words.items(), key=lambda kv: (-kv[1], kv[0])) if len(w) > 1]
+    vocab = {t: i for i, t in enumerate(dict.fromkeys([*tokens, *frequent[:room]]))}
+    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizer
+    tok.pre_tokenizer = pre_tokenizer
     tok.decoder = decoders.WordPiece()
-    trainer = trainers.WordPieceTrainer(
-        vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS), show_progress=False
-    )
-    tok.train_from_iterator(texts, trainer)
     cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]",
