@@ -43,8 +43,8 @@ def checkpoint(path: str | Path) -> tuple[int, int, int] | None:
 class BackgroundCheckpointer:
     """Checkpoints the WAL of the database at ``path`` in a daemon thread, one at a time.
 
-    Call :meth:`after_commit` after each write transaction and :meth:`close` before closing
-    the connection (it waits for a running checkpoint). ``conn``'s automatic checkpoints are
+    Call :meth:`after_commit` after each write transaction and :meth:`wait` before closing
+    the connection. ``conn``'s automatic checkpoints are
     turned off (``PRAGMA wal_autocheckpoint = 0``) so that ``COMMIT`` does not do the copy itself.
     """
 
@@ -66,7 +66,3 @@ class BackgroundCheckpointer:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-
-    def close(self) -> None:
-        """Wait for the running checkpoint; nothing starts after this."""
-        self.wait()

@@ -82,7 +82,7 @@ class Database:
     # -- plumbing -------------------------------------------------------------------------------
     def close(self) -> None:
         """Close the connection (after the background checkpoint, if one is running)."""
-        self._checkpoints.close()
+        self._checkpoints.wait()
         self.conn.close()
 
     def __enter__(self) -> Database:

@@ -410,8 +410,9 @@ def _export(
                 cfg.val_fraction + cfg.test_fraction,
                 *weighted_histogram(premises, with_premises_of),
             )
-        held = _held_out_theorems(premises, cfg, rate)
-        del premises
+        assign = _Assigner(cfg, rate, premises)
+        held = {tid for tid in premises if assign.uses_held_out(tid)}
+        del premises, assign
         details = _empty_details()
         val, test, seed = cfg.val_fraction, cfg.test_fraction, cfg.seed
         total_tactics = 0
@@ -475,22 +476,6 @@ def _theorem_json(row: tuple[Any, ...]) -> bytes:
         return orjson.dumps(theorem_record(row, orjson.Fragment(row[11])))
     except orjson.JSONEncodeError:  # an unknown field orjson cannot encode
         return dumps(theorem_record(row, json.loads(row[11])))
-
-
-def _held_out_theorems(premises: dict[int, set[str]], cfg: ExportConfig, rate: float) -> set[int]:
-    """Ids of the theorems whose exported tactics use a held-out premise (``premises``: the
-    names of :func:`premise_stats`; each distinct name is hashed once)."""
-    held: dict[str, bool] = {}
-    out: set[int] = set()
-    for tid, names in premises.items():
-        for name in names:
-            h = held.get(name)
-            if h is None:
-                h = held[name] = premise_held_out(cfg.seed, name, rate)
-            if h:
-                out.add(tid)
-                break
-    return out
 
 
 def _write_corpus(db: Database, path: Path) -> tuple[int, int, int]:

@@ -11,7 +11,6 @@ import datetime as dt
 import json
 import sqlite3
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, ClassVar
 
 from leantrain.core.errors import DataError
@@ -89,85 +88,6 @@ def _any_sorry(tactics: list[tuple[Any, ...]]) -> bool:
     return ("sorry" in text or "admit" in text) and contains_sorry(text)
 
 
-Prepared = tuple[Any, ...]
-"""A source item ready for :meth:`Importer.add_prepared`: validated, its JSON serialised, its
-rows built but for the ids the importer allocates. Plain tuples, cheap to pickle:
-
-* ``("theorem", repo, head, status, num_tactics, (tactics_json, kept_json, num_kept), uses)``
-  with ``uses`` the premise-use rows without their theorem id;
-* ``("premise_file", repo, path, file path, imports_json, premises_json, num_premises)``;
-* ``("repo", RepoInfo)``; ``("traced_file", path, repo, file path)``.
-"""
-
-
-def prepare(item: SourceItem) -> Prepared:
-    """Validate ``item`` and build what :meth:`Importer.add_prepared` stores (a bad record
-    raises the :class:`DataError` naming file, record and field). Needs no database."""
-    if item.kind == "theorem":
-        return _prepare_theorem(item)
-    if item.kind == "premise_file":
-        return _prepare_premise_file(item)
-    if item.kind == "repo":
-        return ("repo", item.value)
-    return ("traced_file", item.value, item.repo, item.path)
-
-
-def _prepare_theorem(item: SourceItem) -> Prepared:
-    raw = item.value
-    parts = theorem_parts(raw)
-    if parts is None:  # not the plain shape: the model validates it (and names the error)
-        parts = _theorem_parts_of(
-            validate_record(Theorem, raw, path=item.path, index=item.index), raw
-        )
-    head, tactics, canonical = parts
-    status = item.status or ("sorry_unproved" if _any_sorry(tactics) else "proven")
-    keep = [t[2] != "no goals" and "·" not in t[0] for t in tactics]  # fast_rows.kept
-    entries = canonical if canonical is not None else tactic_entries(tactics)
-    uses: list[tuple[Any, ...]] = []
-    for i, t in enumerate(tactics):
-        if t[5]:
-            k = keep[i]
-            uses.extend([(i, j, k, *p) for j, p in enumerate(t[5])])
-    return ("theorem", item.repo, head, status, len(tactics), tactics_json(entries, keep), uses)
-
-
-def _prepare_premise_file(item: SourceItem) -> Prepared:
-    raw = item.value
-    parts = corpus_parts(raw)
-    if parts is None:
-        pf = validate_record(CorpusFile, raw, path=item.path, index=item.index)
-        raw_premises = raw.get("premises") or []
-        parts = (
-            pf.path,
-            pf.imports,
-            [
-                (
-                    p.full_name,
-                    p.code,
-                    *p.start,
-                    *p.end,
-                    p.kind,
-                    extra_json(raw_premises[j], PREMISE_FIELDS),
-                )
-                for j, p in enumerate(pf.premises)
-            ],
-            None,
-        )
-    path, imports, premises, canonical = parts
-    # imports null: unknown (an annotation-built corpus exported by leantrain)
-    known = raw.get(IMPORTS_KNOWN, True) is not False
-    entries = canonical if canonical is not None else premise_entries(premises)
-    return (
-        "premise_file",
-        item.repo,
-        item.path,
-        path,
-        json.dumps(imports if known else None, ensure_ascii=False),
-        dumps(entries),
-        len(premises),
-    )
-
-
 class Importer:
     """Buffers rows of one import; call :meth:`add` for each item, then :meth:`finish`."""
 
@@ -239,12 +159,12 @@ class Importer:
             (*row[2:], rid),
         )
 
-    def _owners(self, repo: tuple[str, str] | None, where: Path | None) -> list[int]:
-        if repo is not None:
-            return [self._repository(repo)]
+    def _owners(self, item: SourceItem) -> list[int]:
+        if item.repo is not None:
+            return [self._repository(item.repo)]
         if not self.repo_ids:
             raise DataError(
-                where,
+                item.path,
                 "corpus or traced files without any repository",
                 hint="the source needs metadata.json or at least one theorem naming its url and commit",
             )
@@ -253,24 +173,17 @@ class Importer:
     # -- items ----------------------------------------------------------------------------------
     def add(self, item: SourceItem) -> None:
         """Buffer one item (validated; a bad record raises DataError naming file and record)."""
-        self.add_prepared(prepare(item))
-
-    def add_prepared(self, prepared: Prepared) -> None:
-        """Buffer one item made by :func:`prepare` (ids, deduplication, rows)."""
-        kind = prepared[0]
-        if kind == "theorem":
-            self._add_theorem(*prepared[1:])
-        elif kind == "premise_file":
-            self._add_premise_file(*prepared[1:])
-        elif kind == "repo":
-            info = prepared[1]
-            self._repository((info.url, info.commit), info)
-        elif kind == "traced_file":
-            path = prepared[1]
-            for rid in self._owners(prepared[2], prepared[3]):
-                if path not in self.seen_traced[rid]:
-                    self.seen_traced[rid].add(path)
-                    self._rows["traced_files"].append((rid, len(self.seen_traced[rid]), path))
+        if item.kind == "repo":
+            self._repository((item.value.url, item.value.commit), item.value)
+        elif item.kind == "theorem":
+            self._add_theorem(item)
+        elif item.kind == "premise_file":
+            self._add_premise_file(item)
+        elif item.kind == "traced_file":
+            for rid in self._owners(item):
+                if item.value not in self.seen_traced[rid]:
+                    self.seen_traced[rid].add(item.value)
+                    self._rows["traced_files"].append((rid, len(self.seen_traced[rid]), item.value))
         rows = self._rows
         if (
             len(rows["theorems"]) >= _THEOREM_BATCH
@@ -279,47 +192,81 @@ class Importer:
         ):
             self.flush()
 
-    def _add_theorem(
-        self,
-        repo: tuple[str, str] | None,
-        head: tuple[Any, ...],
-        status: str,
-        num_tactics: int,
-        tactics: tuple[bytes, bytes | None, int],
-        uses: list[tuple[Any, ...]],
-    ) -> None:
-        rid = self._repository(repo or (head[0], head[1]))
+    def _add_theorem(self, item: SourceItem) -> None:
+        raw = item.value
+        parts = theorem_parts(raw)
+        if parts is None:  # not the plain shape: the model validates it (and names the error)
+            parts = _theorem_parts_of(
+                validate_record(Theorem, raw, path=item.path, index=item.index), raw
+            )
+        head, tactics, canonical = parts
+        rid = self._repository(item.repo or (head[0], head[1]))
         key = head[2:4] + head[5:9]
         seen = self.seen_theorems[rid]
         if key in seen:
             self.duplicates += 1
             return
         seen.add(key)
+        status = item.status or ("sorry_unproved" if _any_sorry(tactics) else "proven")
         tid = self._theorem_id
         self._theorem_id += 1
+        keep = [t[2] != "no goals" and "·" not in t[0] for t in tactics]  # fast_rows.kept
+        entries = canonical if canonical is not None else tactic_entries(tactics)
         self._rows["theorems"].append(
-            (tid, rid, *head[2:9], status, num_tactics, head[9], *tactics)
+            (tid, rid, *head[2:9], status, len(tactics), head[9], *tactics_json(entries, keep))
         )
-        if uses:
-            self._rows["premise_uses"].extend([(tid, *u) for u in uses])
+        uses = self._rows["premise_uses"]
+        for i, t in enumerate(tactics):
+            if t[5]:
+                k = keep[i]
+                uses.extend((tid, i, j, k, *p) for j, p in enumerate(t[5]))
 
-    def _add_premise_file(
-        self,
-        repo: tuple[str, str] | None,
-        where: Path | None,
-        path: str,
-        imports_json: str,
-        premises_json: bytes,
-        count: int,
-    ) -> None:
-        for rid in self._owners(repo, where):
+    def _add_premise_file(self, item: SourceItem) -> None:
+        raw = item.value
+        parts = corpus_parts(raw)
+        if parts is None:
+            pf = validate_record(CorpusFile, raw, path=item.path, index=item.index)
+            raw_premises = raw.get("premises") or []
+            parts = (
+                pf.path,
+                pf.imports,
+                [
+                    (
+                        p.full_name,
+                        p.code,
+                        *p.start,
+                        *p.end,
+                        p.kind,
+                        extra_json(raw_premises[j], PREMISE_FIELDS),
+                    )
+                    for j, p in enumerate(pf.premises)
+                ],
+                None,
+            )
+        path, imports, premises, canonical = parts
+        premises_json: bytes | None = None
+        for rid in self._owners(item):
             self.has_corpus.add(rid)
             if path in self.seen_files[rid]:
                 continue
             self.seen_files[rid].add(path)
             fid = self._file_id
             self._file_id += 1
-            self._rows["premise_files"].append((fid, rid, path, imports_json, premises_json, count))
+            # imports null: unknown (an annotation-built corpus exported by leantrain)
+            known = raw.get(IMPORTS_KNOWN, True) is not False
+            if premises_json is None:
+                entries = canonical if canonical is not None else premise_entries(premises)
+                premises_json = dumps(entries)
+            self._rows["premise_files"].append(
+                (
+                    fid,
+                    rid,
+                    path,
+                    json.dumps(imports if known else None, ensure_ascii=False),
+                    premises_json,
+                    len(premises),
+                )
+            )
 
     # -- writing --------------------------------------------------------------------------------
     _SQL: ClassVar[dict[str, str]] = {
