@@ -308,3 +308,55 @@ def test_the_end_of_an_array_of_objects_is_checked(tmp_path: Path, tail, message
         assert str(e.value) == _stdlib(lambda p: list(iter_json_array(p)), path)[11:]
     path.write_bytes(codecs.BOM_UTF8 + json.dumps(_records(30)).encode() + b"\n\t ")
     assert [v for _, v in iter_json_array(path, chunk_chars=700)] == _records(30)
+
+
+def _typed(piece: bytes) -> list:
+    """A typed decoder for the tests: ``("T", name)`` for records whose names start with
+    ``t``; ValueError for a piece with any other element (or that is not whole JSON)."""
+    values = json.loads(piece)
+    if not all(isinstance(v, dict) and str(v.get("full_name")).startswith("t") for v in values):
+        raise ValueError("not my shape")
+    return [("T", v["full_name"]) for v in values]
+
+
+def _typed_line(line: bytes) -> tuple:
+    """:func:`_typed` of one JSONL line (ValueError for a blank one: nothing to unpack)."""
+    (value,) = _typed(b"[" + line + b"]")
+    return value
+
+
+@pytest.mark.parametrize("chunk", [300, 2000, 1 << 20])
+def test_a_typed_decoder_reads_the_pieces_it_can(tmp_path: Path, chunk, json_path):
+    """Pieces the decoder reads come typed, the others as plain JSON; every element once, in
+    order (the records' nested objects look like element openings: mis-cut pieces are not
+    whole JSON, so the decoder refuses them too)."""
+    data = _records(120)
+    for i in range(0, 120, 37):
+        data[i]["full_name"] = f"odd{i}x"  # spoils its piece for the decoder
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    got = list(iter_json_array(path, chunk_chars=chunk, decode_piece=_typed))
+    assert [i for i, _ in got] == list(range(120))
+    for (_, value), record in zip(got, data, strict=True):
+        assert value in (record, ("T", record["full_name"]))
+    typed = sum(isinstance(v, tuple) for _, v in got)
+    if json_path == "orjson":  # the fast path is the one that cuts pieces
+        assert 0 < typed <= 120 - 4 if chunk < 1 << 20 else typed == 0
+    else:
+        assert typed == 0
+    jsonl = tmp_path / "a.jsonl"
+    jsonl.write_text("\n".join(json.dumps(d) for d in data) + "\n\n", encoding="utf-8")
+    lines = list(iter_jsonl(jsonl, decode_line=_typed_line))
+    assert [i for i, _ in lines] == list(range(120))
+    assert sum(isinstance(v, tuple) for _, v in lines) == 120 - 4  # per line, without orjson too
+
+
+def test_a_typed_decoder_leaves_the_errors_as_they_were(tmp_path: Path):
+    good = [json.dumps(r, indent=1) for r in _records(70)]
+    path = tmp_path / "bad.json"
+    path.write_text("[" + ",\n".join([*good[:40], "NaN", *good[40:]]) + "]", encoding="utf-8")
+    plain = _read_all(lambda p: list(iter_json_array(p, chunk_chars=500)), path)
+    typed = _read_all(
+        lambda p: list(iter_json_array(p, chunk_chars=500, decode_piece=_typed)), path
+    )
+    assert typed.startswith("DataError") and typed == plain

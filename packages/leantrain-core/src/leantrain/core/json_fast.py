@@ -97,11 +97,19 @@ def loads(data: bytes, std_decode: Callable[[str], Any] | None = None) -> Any:
 
 
 def iter_array(
-    f: BinaryIO, start: int, chunk: int, std_decode: Callable[[str], Any]
+    f: BinaryIO,
+    start: int,
+    chunk: int,
+    std_decode: Callable[[str], Any],
+    decode_piece: Callable[[bytes], list[Any]] | None = None,
 ) -> Generator[tuple[int, Any], None, Handover | None]:
     """Yield ``(index, element)`` of the JSON array in ``f`` from byte ``start`` (after a BOM).
 
     Pieces are about ``chunk`` bytes (at most 64 KiB; bigger when an element is).
+    ``decode_piece`` (optional) decodes a piece, a JSON array of whole elements, into the
+    caller's own types (typed decoding, e.g. msgspec); it must raise ``ValueError`` for
+    anything it does not read exactly as the strict reader would, and that piece is then read
+    as plain JSON (so elements may be of either kind).
 
     Returns ``None`` when the whole file was read and checked (one array, then whitespace), or
     the :data:`Handover` where the standard-library reader must go on: anything unusual (an
@@ -144,7 +152,7 @@ def iter_array(
         if not eof and len(buf) - p < chunk:
             more(max(chunk, len(buf) - p))
         if eof:
-            values = loads(b"[" + buf[p:], std_decode)
+            values = _decode(b"[" + buf[p:], std_decode, decode_piece)
             if values is MISS:
                 return _handover(f, base + p, index)
             for value in values:
@@ -162,7 +170,7 @@ def iter_array(
             if buf[k - 1] != 0x2C:  # ',': not between two elements
                 continue
             tries += 1
-            values = loads(b"[" + buf[p : k - 1] + b"]", std_decode)
+            values = _decode(b"[" + buf[p : k - 1] + b"]", std_decode, decode_piece)
             if values is not MISS:
                 break
         if values is MISS:
@@ -174,6 +182,20 @@ def iter_array(
             yield index, value
             index += 1
         p = c
+
+
+def _decode(
+    piece: bytes,
+    std_decode: Callable[[str], Any],
+    decode_piece: Callable[[bytes], list[Any]] | None,
+) -> Any:
+    """The elements of ``piece`` by ``decode_piece`` when it reads it, else by :func:`loads`."""
+    if decode_piece is not None:
+        try:
+            return decode_piece(piece)
+        except ValueError:
+            pass  # not its shape (or not whole JSON: a cut inside an element)
+    return loads(piece, std_decode)
 
 
 def _handover(f: BinaryIO, offset: int, index: int) -> Handover:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -154,6 +154,7 @@ def iter_json_array(
     what: str = "records",
     chunk_chars: int = 1 << 20,
     allow_empty: bool = True,
+    decode_piece: Callable[[bytes], list[Any]] | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(index, element)`` of the JSON array file ``path``, streaming it.
 
@@ -162,6 +163,8 @@ def iter_json_array(
     :class:`DataError` naming the file (and the element index where it broke). With orjson
     installed, pieces of about ``chunk_chars`` bytes are parsed by it (:mod:`.json_fast`); the
     standard library reads on from the first piece it does not take, and raises the errors.
+    ``decode_piece`` decodes those pieces into the caller's own types where it can (see
+    :func:`.json_fast.iter_array`); elements it does not read come as plain JSON values.
     """
     path = Path(path)
     _check_file(path)
@@ -169,7 +172,9 @@ def iter_json_array(
         start: json_fast.Handover = (0, 0, 0)
         if json_fast.enabled():
             skip = _sniff(path, f.read(_SNIFF_BYTES))
-            handover = yield from json_fast.iter_array(f, skip, chunk_chars, _DECODER.decode)
+            handover = yield from json_fast.iter_array(
+                f, skip, chunk_chars, _DECODER.decode, decode_piece
+            )
             if handover is None:
                 return
             start = handover
@@ -299,11 +304,18 @@ def _stream_array(
 
 
 def iter_jsonl(
-    path: str | Path, *, what: str = "records", allow_empty: bool = True
+    path: str | Path,
+    *,
+    what: str = "records",
+    allow_empty: bool = True,
+    decode_line: Callable[[bytes], Any] | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_index, object)`` for each non-blank line of the JSONL file ``path``.
 
-    ``allow_empty=False`` makes a file without a single record an error.
+    ``allow_empty=False`` makes a file without a single record an error. ``decode_line``
+    decodes a line into the caller's own types where it can (typed decoding, e.g. msgspec); it
+    must raise ``ValueError`` for anything it does not read exactly as the strict reader
+    would, and that line is then read as plain JSON.
     """
     path = Path(path)
     _check_file(path)
@@ -314,6 +326,16 @@ def iter_jsonl(
         f.seek(offset)
         fast = json_fast.enabled()
         for i, raw in enumerate(f):
+            if decode_line is not None:
+                try:
+                    obj = decode_line(raw)
+                except ValueError:
+                    pass  # not its shape: read as plain JSON below
+                else:
+                    offset += len(raw)
+                    count += 1
+                    yield i, obj
+                    continue
             if fast:  # orjson, where it reads the line as the standard library would
                 obj = json_fast.loads(raw)
                 if obj is not json_fast.MISS:

@@ -117,7 +117,7 @@ class Database:
         happens in one transaction. ``date_processed`` overrides the date the source gives
         (default: the source's own date, else now). Returns the imported repository ids.
         """
-        items = read_source(path)
+        items = read_source(path, records=True)
         with self.transaction() as conn:
             return import_items(conn, items, date_processed=date_processed)
 
@@ -133,7 +133,7 @@ class Database:
         ids: list[str] = []
         with self.transaction() as conn:
             for d in dirs:
-                ids += import_items(conn, read_source(d))
+                ids += import_items(conn, read_source(d, records=True))
         return ids
 
     # -- lifelong export (the protocol of leantrain.core.lifelong) -------------------------------

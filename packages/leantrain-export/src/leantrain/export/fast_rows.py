@@ -16,6 +16,7 @@ record still gets the model's message.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -218,18 +219,22 @@ def tactic_entries(tactics: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
     return out
 
 
-def tactics_json(entries: list[Any], keep: list[bool]) -> tuple[bytes, bytes | None, int]:
+def tactics_json(
+    entries: list[Any], keep: list[bool], encode: Callable[[Any], bytes] | None = None
+) -> tuple[bytes, bytes | None, int]:
     """``(tactics_json, kept_json, num_kept)`` of a theorem (see schema version 2): the
     exported tactics as UTF-8 JSON, the same without the dropped ones (None when none is
     dropped), and how many are kept. Stored as bytes (SQLite keeps them as BLOBs): no
-    decoding on import, and the export copies them into its output as they are."""
-    full = dumps(entries)
+    decoding on import, and the export copies them into its output as they are. ``encode``
+    writes the JSON of a list of entries (default :func:`dumps`)."""
+    encode = encode or dumps
+    full = encode(entries)
     num_kept = sum(keep)
     if num_kept == len(entries):
         return full, None, num_kept
     return (
         full,
-        dumps([e for e, k in zip(entries, keep, strict=True) if k]),
+        encode([e for e, k in zip(entries, keep, strict=True) if k]),
         num_kept,
     )
 

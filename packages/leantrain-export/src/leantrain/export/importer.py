@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from leantrain.core.errors import DataError
@@ -31,6 +31,13 @@ from leantrain.export.fast_rows import (
 )
 from leantrain.export.sources import RepoInfo, SourceItem, repo_name
 from leantrain.export.theorem_stream import IMPORTS_KNOWN
+from leantrain.export.typed_records import (
+    CorpusRecord,
+    TheoremRecord,
+    encode,
+    spans_in_order,
+    to_dict,
+)
 
 _BATCH = 20_000
 _FILE_BATCH = 1_000  # a premise-file row holds its premises' JSON
@@ -194,12 +201,55 @@ class Importer:
 
     def _add_theorem(self, item: SourceItem) -> None:
         raw = item.value
+        if type(raw) is TheoremRecord:  # decoded and type-checked by msgspec
+            if spans_in_order(raw):
+                self._add_record(item, raw)
+                return
+            raw = to_dict(raw)  # an end before its start: the model names it
         parts = theorem_parts(raw)
         if parts is None:  # not the plain shape: the model validates it (and names the error)
             parts = _theorem_parts_of(
                 validate_record(Theorem, raw, path=item.path, index=item.index), raw
             )
         head, tactics, canonical = parts
+        entries = canonical if canonical is not None else tactic_entries(tactics)
+        self._add_rows(item, head, [(t[0], t[2], t[5]) for t in tactics], entries, dumps)
+
+    def _add_record(self, item: SourceItem, rec: TheoremRecord) -> None:
+        head = (
+            rec.url,
+            rec.commit,
+            rec.file_path,
+            rec.full_name,
+            rec.theorem_statement,
+            *rec.start,
+            *rec.end,
+            None,
+        )
+        tactics = [
+            (
+                t.tactic,
+                t.state_before,
+                [
+                    (p.full_name, p.def_path, *p.def_pos, *p.def_end_pos)
+                    for p in t.annotated_tactic[1]
+                ],
+            )
+            for t in rec.traced_tactics
+        ]
+        self._add_rows(item, head, tactics, rec.traced_tactics, encode)
+
+    def _add_rows(
+        self,
+        item: SourceItem,
+        head: tuple[Any, ...],
+        tactics: list[tuple[str, str, list[tuple[Any, ...]]]],
+        entries: list[Any],
+        encode: Callable[[Any], bytes],
+    ) -> None:
+        """Buffer the rows of a checked theorem: ``head`` as in
+        :func:`~leantrain.export.fast_rows.theorem_parts`, ``(tactic, state_before,
+        provenances)`` of each tactic, and its exported ``entries`` with their ``encode``."""
         rid = self._repository(item.repo or (head[0], head[1]))
         key = head[2:4] + head[5:9]
         seen = self.seen_theorems[rid]
@@ -210,19 +260,31 @@ class Importer:
         status = item.status or ("sorry_unproved" if _any_sorry(tactics) else "proven")
         tid = self._theorem_id
         self._theorem_id += 1
-        keep = [t[2] != "no goals" and "·" not in t[0] for t in tactics]  # fast_rows.kept
-        entries = canonical if canonical is not None else tactic_entries(tactics)
+        keep = [t[1] != "no goals" and "·" not in t[0] for t in tactics]  # fast_rows.kept
         self._rows["theorems"].append(
-            (tid, rid, *head[2:9], status, len(tactics), head[9], *tactics_json(entries, keep))
+            (
+                tid,
+                rid,
+                *head[2:9],
+                status,
+                len(tactics),
+                head[9],
+                *tactics_json(entries, keep, encode),
+            )
         )
         uses = self._rows["premise_uses"]
         for i, t in enumerate(tactics):
-            if t[5]:
+            if t[2]:
                 k = keep[i]
-                uses.extend((tid, i, j, k, *p) for j, p in enumerate(t[5]))
+                uses.extend((tid, i, j, k, *p) for j, p in enumerate(t[2]))
 
     def _add_premise_file(self, item: SourceItem) -> None:
         raw = item.value
+        if type(raw) is CorpusRecord:  # decoded and type-checked by msgspec
+            if spans_in_order(raw):
+                self._add_file_rows(item, raw.path, raw.imports, True, raw.premises, encode)
+                return
+            raw = to_dict(raw)  # an end before its start: the model names it
         parts = corpus_parts(raw)
         if parts is None:
             pf = validate_record(CorpusFile, raw, path=item.path, index=item.index)
@@ -244,6 +306,22 @@ class Importer:
                 None,
             )
         path, imports, premises, canonical = parts
+        entries = canonical if canonical is not None else premise_entries(premises)
+        # imports null: unknown (an annotation-built corpus exported by leantrain)
+        known = raw.get(IMPORTS_KNOWN, True) is not False
+        self._add_file_rows(item, path, imports, known, entries, dumps)
+
+    def _add_file_rows(
+        self,
+        item: SourceItem,
+        path: str,
+        imports: list[str],
+        imports_known: bool,
+        entries: list[Any],
+        encode: Callable[[Any], bytes],
+    ) -> None:
+        """Buffer a checked corpus file for each repository it belongs to: its exported
+        premise ``entries`` are encoded once, with ``encode``."""
         premises_json: bytes | None = None
         for rid in self._owners(item):
             self.has_corpus.add(rid)
@@ -252,19 +330,16 @@ class Importer:
             self.seen_files[rid].add(path)
             fid = self._file_id
             self._file_id += 1
-            # imports null: unknown (an annotation-built corpus exported by leantrain)
-            known = raw.get(IMPORTS_KNOWN, True) is not False
             if premises_json is None:
-                entries = canonical if canonical is not None else premise_entries(premises)
-                premises_json = dumps(entries)
+                premises_json = encode(entries)
             self._rows["premise_files"].append(
                 (
                     fid,
                     rid,
                     path,
-                    json.dumps(imports if known else None, ensure_ascii=False),
+                    json.dumps(imports if imports_known else None, ensure_ascii=False),
                     premises_json,
-                    len(premises),
+                    len(entries),
                 )
             )
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,8 @@ class SourceItem:
     """One item of a source stream.
 
     ``kind`` is ``"repo"`` (``value`` a :class:`RepoInfo`), ``"theorem"`` (``value`` a theorem
-    dict, ``status`` set when the source says so), ``"premise_file"`` (a corpus line dict) or
+    dict, or a :class:`~leantrain.export.typed_records.TheoremRecord` from a reader asked for
+    records; ``status`` set when the source says so), ``"premise_file"`` (a corpus line dict) or
     ``"traced_file"`` (a path string). ``repo`` is the ``(url, commit)`` the item belongs to,
     or None for "every repository of this source" (a corpus shared by a merged export).
     ``path``/``index`` locate the record for error messages.
@@ -252,8 +253,28 @@ def _repo_infos_from_metadata(path: Path, meta: Any) -> list[RepoInfo]:
     return infos
 
 
-def read_export_dir(root: Path) -> Iterator[SourceItem]:
-    """Items of a LeanDojo-v2 export or LeanDojo benchmark directory."""
+def _theorem_decoder(records: bool) -> Callable[[bytes], list[Any]] | None:
+    """The typed decoder of split-file pieces when ``records`` is asked for (see
+    :mod:`leantrain.export.typed_records`)."""
+    if not records:
+        return None
+    from leantrain.export.typed_records import decode_theorems
+
+    return decode_theorems
+
+
+def _corpus_decoder(records: bool) -> Callable[[bytes], Any] | None:
+    """The typed decoder of corpus lines when ``records`` is asked for."""
+    if not records:
+        return None
+    from leantrain.export.typed_records import decode_corpus_line
+
+    return decode_corpus_line
+
+
+def read_export_dir(root: Path, *, records: bool = False) -> Iterator[SourceItem]:
+    """Items of a LeanDojo-v2 export or LeanDojo benchmark directory (``records``: see
+    :func:`read_source`)."""
     meta_path = root / "metadata.json"
     if meta_path.is_file():
         for info in _repo_infos_from_metadata(meta_path, read_json(meta_path)):
@@ -267,7 +288,7 @@ def read_export_dir(root: Path) -> Iterator[SourceItem]:
         )
     count = 0
     for f in files:
-        for i, obj in iter_json_array(f, what="theorems"):
+        for i, obj in iter_json_array(f, what="theorems", decode_piece=_theorem_decoder(records)):
             count += 1
             yield SourceItem("theorem", obj, path=f, index=i)
     if count == 0:
@@ -279,7 +300,8 @@ def read_export_dir(root: Path) -> Iterator[SourceItem]:
     corpus = root / "corpus.jsonl"
     if corpus.is_file():
         lines = 0
-        for i, obj in iter_jsonl(corpus, what="corpus files"):
+        decode_line = _corpus_decoder(records)
+        for i, obj in iter_jsonl(corpus, what="corpus files", decode_line=decode_line):
             lines += 1
             yield SourceItem("premise_file", obj, path=corpus, index=i)
         if lines == 0:
@@ -407,8 +429,14 @@ _STATUS = {
 }
 
 
-def read_source(path: str | Path) -> Iterator[SourceItem]:
-    """The items of whatever source ``path`` is (see the module docstring)."""
+def read_source(path: str | Path, *, records: bool = False) -> Iterator[SourceItem]:
+    """The items of whatever source ``path`` is (see the module docstring).
+
+    ``records=True``: theorems of split files and lines of ``corpus.jsonl`` that have the
+    plain shape come as :class:`~leantrain.export.typed_records.TheoremRecord` and
+    :class:`~leantrain.export.typed_records.CorpusRecord` objects, already type-checked (what
+    the importer asks for: faster); the others, and everything by default, as dicts.
+    """
     path = Path(path)
     if not path.exists():
         raise DataError(
@@ -426,10 +454,12 @@ def read_source(path: str | Path) -> Iterator[SourceItem]:
         if _first_char(path) == "[":  # a bare split file of theorems
             return (
                 SourceItem("theorem", obj, path=path, index=i)
-                for i, obj in iter_json_array(path, what="theorems", allow_empty=False)
+                for i, obj in iter_json_array(
+                    path, what="theorems", allow_empty=False, decode_piece=_theorem_decoder(records)
+                )
             )
         return read_dynamic_database(path)
-    return read_export_dir(path)
+    return read_export_dir(path, records=records)
 
 
 def _first_char(path: Path) -> str:
