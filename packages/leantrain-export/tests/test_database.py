@@ -275,7 +275,7 @@ def test_exception_mid_import_leaves_database_unchanged(tmp_path, synthetic_repo
         return real_add(self, item)
 
     monkeypatch.setattr(
-        importer_mod, "_BATCH", 10
+        importer_mod, "_THEOREM_BATCH", 10
     )  # so that rows were really written before the failure
     monkeypatch.setattr(importer_mod.Importer, "add", failing_add)
     with pytest.raises(RuntimeError, match="injected"):
@@ -298,7 +298,7 @@ def test_killed_import_process_leaves_database_intact(tmp_path, synthetic_repos)
     script = textwrap.dedent(f"""
         import sys, time
         from leantrain.export import Database, importer, sources
-        importer._BATCH = 50
+        importer._THEOREM_BATCH = 50
         real_flush = importer.Importer.flush
         state = {{"flushes": 0}}
         def flush(self):

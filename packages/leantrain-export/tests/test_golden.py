@@ -218,6 +218,46 @@ def _downgrade_to_v1(src: Path, dst: Path) -> None:
     old.close()
 
 
+_USES = (
+    "theorem_id, tactic_idx, idx, kept, full_name, def_path, def_line, def_col, def_end_line, "
+    "def_end_col"
+)
+
+
+def _premise_uses_as_a_table(conn: Any) -> list[tuple[Any, ...]]:
+    """Turn a current database back into the shape of versions 2–4: ``premise_uses`` a table
+    of rows, no ``theorems.uses_json``; returns the rows."""
+    from leantrain.export.schema import _V2
+
+    rows = conn.execute(f"SELECT {_USES} FROM premise_uses ORDER BY 1, 2, 3").fetchall()
+    conn.execute("DROP VIEW premise_uses")
+    conn.execute("ALTER TABLE theorems DROP COLUMN uses_json")
+    conn.execute(_V2[_V2.index("CREATE TABLE premise_uses") :])
+    conn.executemany(f"INSERT INTO premise_uses VALUES ({', '.join('?' * 10)})", rows)
+    return rows
+
+
+def test_a_version_4_database_migrates_its_premise_uses_to_the_same_export(golden_db, tmp_path):
+    """Version 4 → 5: the rows of the ``premise_uses`` table move onto their theorems; the
+    view gives the same rows back, and the export is the same."""
+    import shutil
+    import sqlite3
+
+    old = tmp_path / "v4.db"
+    shutil.copy(golden_db, old)
+    conn = sqlite3.connect(old)
+    rows = _premise_uses_as_a_table(conn)
+    assert len(rows) > 10 and {r[3] for r in rows} == {0, 1}  # kept and dropped tactics
+    conn.execute("PRAGMA user_version = 4")
+    conn.commit()
+    conn.close()
+    with Database(old) as db:
+        view = db.conn.execute(f"SELECT {_USES} FROM premise_uses ORDER BY 1, 2, 3").fetchall()
+        assert view == rows
+        export_merged_data(db, None, tmp_path / "out")
+    assert export_digest(tmp_path / "out") == GOLDEN["all"]
+
+
 def test_a_version_1_database_migrates_to_the_same_export(golden_db, tmp_path):
     """Version 1 → 2 → 3 on the golden input: the same export, the same dump-json."""
     from leantrain.export.schema import SCHEMA_VERSION
@@ -246,6 +286,7 @@ def test_a_version_3_database_with_annotation_corpora_stored_as_importing_nothin
     old = tmp_path / "v3.db"
     shutil.copy(golden_db, old)
     conn = sqlite3.connect(old)
+    _premise_uses_as_a_table(conn)
     unknown = conn.execute("SELECT COUNT(*) FROM premise_files WHERE imports = 'null'").fetchone()
     empty = conn.execute("SELECT COUNT(*) FROM premise_files WHERE imports = '[]'").fetchone()
     assert unknown[0] > 0 and empty[0] > 0  # the golden input has both kinds

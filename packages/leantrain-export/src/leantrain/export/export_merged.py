@@ -49,7 +49,6 @@ from leantrain.export.splits import (
 )
 from leantrain.export.theorem_stream import (
     IMPORTS_KNOWN,
-    KEPT_SQL,
     theorem_record,
     theorem_rows,
 )
@@ -235,26 +234,18 @@ def premise_stats(
 ) -> tuple[dict[int, set[str]], dict[int, int]]:
     """For each selected theorem (``temp._sel``) with annotated premises in its exported
     tactics: the distinct premise names, and the number of those tactics (one pass over
-    ``premise_uses``, in theorem id order)."""
-    where = f"WHERE {KEPT_SQL}" if drop_tactics else ""
+    ``theorems.uses_json``, in theorem id order)."""
     names: dict[int, set[str]] = {}
     counts: dict[int, int] = {}
-    tid = idx = -1
-    seen: set[str] = set()
-    for t, i, name in db.conn.execute(
-        "SELECT a.theorem_id, a.tactic_idx, a.full_name FROM temp._sel s "
-        f"JOIN premise_uses a ON a.theorem_id = s.theorem_id {where} "
-        "ORDER BY a.theorem_id, a.tactic_idx"
+    for tid, uses_json in db.conn.execute(
+        "SELECT s.theorem_id, t.uses_json FROM temp._sel s JOIN theorems t ON t.id = s.theorem_id "
+        "WHERE t.uses_json IS NOT NULL ORDER BY s.theorem_id"
     ):
-        if t != tid:
-            tid, idx = t, i
-            seen = names[t] = {name}
-            counts[t] = 1
-            continue
-        seen.add(name)
-        if i != idx:
-            idx = i
-            counts[t] += 1
+        # [tactic_idx, idx, kept, full_name, …] (schema version 5)
+        uses = [u for u in loads(uses_json) if u[2] or not drop_tactics]
+        if uses:
+            names[tid] = {u[3] for u in uses}
+            counts[tid] = len({u[0] for u in uses})
     return names, counts
 
 

@@ -39,7 +39,6 @@ from leantrain.export.typed_records import (
     to_dict,
 )
 
-_BATCH = 20_000
 _FILE_BATCH = 1_000  # a premise-file row holds its premises' JSON
 _THEOREM_BATCH = 5_000  # a theorem row holds its tactics' JSON: ~2 KB
 
@@ -118,7 +117,6 @@ class Importer:
         self._file_id = next_id("premise_files")
         self._rows: dict[str, list[tuple[Any, ...]]] = {
             "theorems": [],
-            "premise_uses": [],
             "premise_files": [],
             "traced_files": [],
         }
@@ -192,11 +190,7 @@ class Importer:
                     self.seen_traced[rid].add(item.value)
                     self._rows["traced_files"].append((rid, len(self.seen_traced[rid]), item.value))
         rows = self._rows
-        if (
-            len(rows["theorems"]) >= _THEOREM_BATCH
-            or len(rows["premise_uses"]) >= _BATCH
-            or len(rows["premise_files"]) >= _FILE_BATCH
-        ):
+        if len(rows["theorems"]) >= _THEOREM_BATCH or len(rows["premise_files"]) >= _FILE_BATCH:
             self.flush()
 
     def _add_theorem(self, item: SourceItem) -> None:
@@ -261,6 +255,11 @@ class Importer:
         tid = self._theorem_id
         self._theorem_id += 1
         keep = [t[1] != "no goals" and "·" not in t[0] for t in tactics]  # fast_rows.kept
+        uses: list[list[Any]] = []  # schema version 5: theorems.uses_json
+        for i, t in enumerate(tactics):
+            if t[2]:
+                k = keep[i]
+                uses.extend([i, j, k, *p] for j, p in enumerate(t[2]))
         self._rows["theorems"].append(
             (
                 tid,
@@ -270,13 +269,9 @@ class Importer:
                 len(tactics),
                 head[9],
                 *tactics_json(entries, keep, encode),
+                encode(uses) if uses else None,
             )
         )
-        uses = self._rows["premise_uses"]
-        for i, t in enumerate(tactics):
-            if t[2]:
-                k = keep[i]
-                uses.extend((tid, i, j, k, *p) for j, p in enumerate(t[2]))
 
     def _add_premise_file(self, item: SourceItem) -> None:
         raw = item.value
@@ -345,8 +340,7 @@ class Importer:
 
     # -- writing --------------------------------------------------------------------------------
     _SQL: ClassVar[dict[str, str]] = {
-        "theorems": "INSERT INTO theorems VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        "premise_uses": "INSERT INTO premise_uses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "theorems": "INSERT INTO theorems VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         "premise_files": "INSERT INTO premise_files VALUES (?, ?, ?, ?, ?, ?)",
         "traced_files": "INSERT INTO traced_files VALUES (?, ?, ?)",
     }

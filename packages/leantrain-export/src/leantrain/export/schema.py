@@ -168,11 +168,44 @@ def _upgrade_to_v4(conn: sqlite3.Connection) -> None:
     upgrade(conn)
 
 
+_V5 = """
+ALTER TABLE theorems ADD COLUMN uses_json BLOB;
+CREATE VIEW premise_uses AS
+SELECT t.id AS theorem_id,
+       json_extract(u.value, '$[0]') AS tactic_idx,
+       json_extract(u.value, '$[1]') AS idx,
+       json_extract(u.value, '$[2]') AS kept,
+       json_extract(u.value, '$[3]') AS full_name,
+       json_extract(u.value, '$[4]') AS def_path,
+       json_extract(u.value, '$[5]') AS def_line,
+       json_extract(u.value, '$[6]') AS def_col,
+       json_extract(u.value, '$[7]') AS def_end_line,
+       json_extract(u.value, '$[8]') AS def_end_col
+FROM theorems t, json_each(CAST(t.uses_json AS TEXT)) u
+WHERE t.uses_json IS NOT NULL;
+"""
+"""Version 5: a theorem's premise uses (the premise annotations of its tactics) are one JSON
+value on its row, ``theorems.uses_json``: ``[[tactic_idx, idx, kept, full_name, def_path,
+def_line, def_col, def_end_line, def_end_col], …]`` in tactic order (``kept``: the tactic is
+exported when tactics are dropped), NULL when it has none. ``premise_uses`` is now a view with
+the columns the table of version 2 had (1 and 0 for ``kept``), for SQL that reads it; an import
+no longer inserts a row per annotation. Converted by :func:`leantrain.export.migrate_v5.upgrade`.
+(The JSON is stored as UTF-8 bytes and cast to text for SQLite's JSON functions, which read a
+BLOB as their binary format from SQLite 3.45 on.)"""
+
+
+def _upgrade_to_v5(conn: sqlite3.Connection) -> None:
+    from leantrain.export.migrate_v5 import upgrade
+
+    upgrade(conn, _V5)
+
+
 MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     _V1,
     _upgrade_to_v2,
     _upgrade_to_v3,
     _upgrade_to_v4,
+    _upgrade_to_v5,
 ]
 """``MIGRATIONS[i]`` upgrades a database from version ``i`` to ``i + 1`` (an SQL script, or a
 function run on the connection inside the migration's transaction)."""
@@ -190,6 +223,7 @@ _TABLES = {
     3: frozenset({"repositories", "theorems", "premise_uses", "premise_files", "traced_files"}),
 }  # fmt: skip
 _TABLES[4] = _TABLES[3]  # version 4 changed data, not tables
+_TABLES[5] = _TABLES[4] - {"premise_uses"}  # a view from version 5 on
 
 APPLICATION_ID = 0x4C54524E
 """``PRAGMA application_id`` of a leantrain database (``"LTRN"``)."""

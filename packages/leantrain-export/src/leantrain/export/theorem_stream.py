@@ -12,10 +12,6 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
-KEPT_SQL = "a.kept = 1"
-"""Premise uses (``premise_uses a``) of the tactics an export that drops tactics keeps:
-LeanDojo-v2 leaves out tactics after the proof is done (``no goals``) and focusing dots."""
-
 IMPORTS_KNOWN = "imports_known"
 """Field of a ``corpus.jsonl`` line that is ``false`` when the file's imports are unknown.
 
@@ -82,7 +78,8 @@ def iter_theorems(
     """Yield ``(theorem_row_id, theorem_dict)`` for the theorem ids of table ``selection``.
 
     ``selection`` names a table with a ``theorem_id`` column (usually a temporary one).
-    With ``drop_tactics`` the tactics LeanDojo-v2 leaves out (see :data:`KEPT_SQL`) are too.
+    With ``drop_tactics`` the tactics LeanDojo-v2 leaves out (after the proof is done, ``no
+    goals``, and focusing dots: :func:`~leantrain.export.fast_rows.kept`) are too.
     A tactic stored without annotation is written ``annotated_tactic: [tactic, []]``.
     """
     for row in theorem_rows(conn, selection, drop_tactics=drop_tactics, params=params):
