@@ -188,10 +188,10 @@ def _bad_databases(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     shutil.copy(good, p)
     conn = sqlite3.connect(p)
     conn.execute("DROP TABLE traced_files")
-    conn.execute("DROP TABLE premise_files")
+    conn.execute("DROP VIEW premise_uses")
     conn.commit()
     conn.close()
-    out["missing_tables"] = (p, "table(s) premise_files, traced_files are missing")
+    out["missing_tables"] = (p, "table(s) premise_uses, traced_files are missing")
     p = tmp_path / "malformed.db"
     data = bytearray(good.read_bytes())
     data[4096:-4096] = os.urandom(len(data) - 8192)
@@ -309,9 +309,10 @@ def test_database_from_before_application_id_is_adopted(tmp_path):
     assert tables_of_version(SCHEMA_VERSION) == {
         "repositories",
         "theorems",
+        "premise_uses",  # a view from version 5 on
         "premise_files",
         "traced_files",
-    }  # premise_uses is a view from version 5 on
+    }
 
 
 def test_non_utf8_paths(tmp_path):

@@ -223,7 +223,7 @@ _TABLES = {
     3: frozenset({"repositories", "theorems", "premise_uses", "premise_files", "traced_files"}),
 }  # fmt: skip
 _TABLES[4] = _TABLES[3]  # version 4 changed data, not tables
-_TABLES[5] = _TABLES[4] - {"premise_uses"}  # a view from version 5 on
+_TABLES[5] = _TABLES[4]  # premise_uses: a view from version 5 on
 
 APPLICATION_ID = 0x4C54524E
 """``PRAGMA application_id`` of a leantrain database (``"LTRN"``)."""
@@ -243,7 +243,8 @@ _FIX_DAMAGED = "restore it from a backup, or import into a new file (--db new.db
 
 
 def tables_of_version(version: int) -> frozenset[str]:
-    """The tables a leantrain database at schema ``version`` has."""
+    """The tables (and views: ``premise_uses`` from version 5 on) a leantrain database at
+    schema ``version`` has."""
     return _TABLES.get(version, frozenset())
 
 
@@ -313,7 +314,8 @@ def _state(conn: sqlite3.Connection, path: Path) -> tuple[str, int]:
     tables = {
         name
         for (name,) in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite_%'"
         )
     }
     if app not in (0, APPLICATION_ID):
