@@ -57,10 +57,11 @@ def _check_theorem(raw: object) -> bool:
         return False  # read as plain JSON: test_fast_rows covers that path
     try:
         thm = validate_record(Theorem, copy.deepcopy(raw), path=None, index=0)
-    except DataError:
+    except DataError as e:
         assert not spans_in_order(rec)  # the one rule the types leave to Python
-        with pytest.raises(DataError):
+        with pytest.raises(DataError) as typed:  # the message the user saw before
             validate_record(Theorem, to_dict(rec), path=None, index=0)
+        assert str(typed.value) == str(e)
         return True
     assert spans_in_order(rec)
     head, tactics, _ = _theorem_parts_of(thm, raw)
@@ -130,8 +131,11 @@ def _check_corpus(raw: object) -> None:
         return
     try:
         pf = validate_record(CorpusFile, copy.deepcopy(raw), path=None, index=0)
-    except DataError:
+    except DataError as e:
         assert not spans_in_order(rec)
+        with pytest.raises(DataError) as typed:
+            validate_record(CorpusFile, to_dict(rec), path=None, index=0)
+        assert str(typed.value) == str(e)
         return
     assert spans_in_order(rec)
     assert (rec.path, rec.imports) == (pf.path, pf.imports)

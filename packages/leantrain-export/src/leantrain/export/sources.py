@@ -51,7 +51,8 @@ class SourceItem:
 
     ``kind`` is ``"repo"`` (``value`` a :class:`RepoInfo`), ``"theorem"`` (``value`` a theorem
     dict, or a :class:`~leantrain.export.typed_records.TheoremRecord` from a reader asked for
-    records; ``status`` set when the source says so), ``"premise_file"`` (a corpus line dict) or
+    records; ``status`` set when the source says so), ``"premise_file"`` (a corpus line dict,
+    or a :class:`~leantrain.export.typed_records.CorpusRecord`) or
     ``"traced_file"`` (a path string). ``repo`` is the ``(url, commit)`` the item belongs to,
     or None for "every repository of this source" (a corpus shared by a merged export).
     ``path``/``index`` locate the record for error messages.

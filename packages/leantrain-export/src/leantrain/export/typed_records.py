@@ -23,7 +23,7 @@ byte for byte what orjson writes for them: the fields are declared in the export
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 from leantrain.core.schemas import MAX_POS
@@ -45,8 +45,9 @@ _Coord = Annotated[int, msgspec.Meta(ge=0, le=MAX_POS)]
 _Pos = tuple[_Coord, _Coord]
 
 
-# gc=False: the records hold only strings, numbers and other records (no cycles), so the
-# cyclic garbage collector need not track the millions of them an import creates.
+# gc=False: the records hold strings, numbers, and lists and tuples of those and of other
+# records, which cannot form a cycle, so the cyclic garbage collector need not track the
+# millions of them an import creates.
 class ProvenanceRecord(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """``{full_name, def_path, def_pos, def_end_pos}`` of an annotated premise."""
 
@@ -100,6 +101,7 @@ class CorpusRecord(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 _THEOREMS = msgspec.json.Decoder(list[TheoremRecord])
 _CORPUS_LINE = msgspec.json.Decoder(CorpusRecord)
 _ENCODER = msgspec.json.Encoder()
+_PLAIN = msgspec.json.Decoder()
 
 
 def decode_theorems(piece: bytes) -> list[TheoremRecord]:
@@ -117,7 +119,7 @@ def spans_in_order(record: TheoremRecord | CorpusRecord) -> bool:
     """Whether no end of ``record`` (the theorem's and each annotated premise's, or each
     premise's of a corpus line) is before its start: the one rule of the models the types do
     not check."""
-    if type(record) is CorpusRecord:
+    if isinstance(record, CorpusRecord):
         return all(p.end >= p.start for p in record.premises)
     if record.end < record.start:
         return False
@@ -135,6 +137,9 @@ def encode(entries: list[TacticRecord] | list[PremiseRecord]) -> bytes:
     return _ENCODER.encode(entries)
 
 
-def to_dict(record: TheoremRecord | CorpusRecord) -> dict[str, object]:
-    """``record`` as the plain JSON value it was read from (for the model's error message)."""
-    return msgspec.to_builtins(record)
+def to_dict(record: TheoremRecord | CorpusRecord) -> dict[str, Any]:
+    """``record`` as plain JSON values (lists, not tuples, so that the model's error message
+    shows them as it shows the values read from the file; defaults filled in), for the model
+    to name what is wrong with it."""
+    value: dict[str, Any] = _PLAIN.decode(_ENCODER.encode(record))
+    return value
