@@ -170,6 +170,8 @@ def _upgrade_to_v4(conn: sqlite3.Connection) -> None:
 
 _V5 = """
 ALTER TABLE theorems ADD COLUMN uses_json BLOB;
+DROP INDEX theorems_repo;
+CREATE INDEX theorems_repo ON theorems (repo_id, status, num_tactics);
 CREATE VIEW premise_uses AS
 SELECT t.id AS theorem_id,
        json_extract(u.value, '$[0]') AS tactic_idx,
@@ -190,6 +192,8 @@ def_line, def_col, def_end_line, def_end_col], …]`` in tactic order (``kept``:
 exported when tactics are dropped), NULL when it has none. ``premise_uses`` is now a view with
 the columns the table of version 2 had (1 and 0 for ``kept``), for SQL that reads it; an import
 no longer inserts a row per annotation. Converted by :func:`leantrain.export.migrate_v5.upgrade`.
+The index ``theorems_repo`` also holds ``status`` and ``num_tactics``, so that a repository's
+counts are read from the index, not from rows that carry their tactics' JSON.
 (The JSON is stored as UTF-8 bytes and cast to text for SQLite's JSON functions, which read a
 BLOB as their binary format from SQLite 3.45 on.)"""
 
