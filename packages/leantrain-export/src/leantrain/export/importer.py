@@ -85,12 +85,12 @@ def _theorem_parts_of(thm: Theorem, raw: dict[str, Any]) -> TheoremParts:
     return head, tactics, None
 
 
-def _any_sorry(tactics: list[tuple[Any, ...]]) -> bool:
-    """Whether a tactic uses ``sorry`` or ``admit`` (the regex runs only when one of the words
-    occurs at all: a substring test over all the tactics is far cheaper)."""
-    if not tactics:
+def _any_sorry(texts: list[str]) -> bool:
+    """Whether a tactic text uses ``sorry`` or ``admit`` (the regex runs only when one of the
+    words occurs at all: a substring test over all the tactics is far cheaper)."""
+    if not texts:
         return False
-    text = "\n".join([t[0] for t in tactics])
+    text = "\n".join(texts)
     return ("sorry" in text or "admit" in text) and contains_sorry(text)
 
 
@@ -207,9 +207,18 @@ class Importer:
             )
         head, tactics, canonical = parts
         entries = canonical if canonical is not None else tactic_entries(tactics)
-        self._add_rows(item, head, [(t[0], t[2], t[5]) for t in tactics], entries, dumps)
+        keep = [t[2] != "no goals" and "·" not in t[0] for t in tactics]  # fast_rows.kept
+        uses = [[i, j, keep[i], *p] for i, t in enumerate(tactics) for j, p in enumerate(t[5])]
+        self._add_rows(item, head, [t[0] for t in tactics], keep, uses, entries, dumps)
 
     def _add_record(self, item: SourceItem, rec: TheoremRecord) -> None:
+        tactics = rec.traced_tactics
+        keep = [t.state_before != "no goals" and "·" not in t.tactic for t in tactics]
+        uses = [
+            [i, j, keep[i], p.full_name, p.def_path, *p.def_pos, *p.def_end_pos]
+            for i, t in enumerate(tactics)
+            for j, p in enumerate(t.annotated_tactic[1])
+        ]
         head = (
             rec.url,
             rec.commit,
@@ -220,30 +229,23 @@ class Importer:
             *rec.end,
             None,
         )
-        tactics = [
-            (
-                t.tactic,
-                t.state_before,
-                [
-                    (p.full_name, p.def_path, *p.def_pos, *p.def_end_pos)
-                    for p in t.annotated_tactic[1]
-                ],
-            )
-            for t in rec.traced_tactics
-        ]
-        self._add_rows(item, head, tactics, rec.traced_tactics, encode)
+        self._add_rows(item, head, [t.tactic for t in tactics], keep, uses, tactics, encode)
 
     def _add_rows(
         self,
         item: SourceItem,
         head: tuple[Any, ...],
-        tactics: list[tuple[str, str, list[tuple[Any, ...]]]],
+        texts: list[str],
+        keep: list[bool],
+        uses: list[list[Any]],
         entries: list[Any],
         encode: Callable[[Any], bytes],
     ) -> None:
         """Buffer the rows of a checked theorem: ``head`` as in
-        :func:`~leantrain.export.fast_rows.theorem_parts`, ``(tactic, state_before,
-        provenances)`` of each tactic, and its exported ``entries`` with their ``encode``."""
+        :func:`~leantrain.export.fast_rows.theorem_parts`; the tactics' texts, whether each
+        is kept (:func:`~leantrain.export.fast_rows.kept`), the premise uses ``[tactic_idx,
+        idx, kept, full_name, def_path, line, col, end_line, end_col]`` (schema version 5:
+        ``theorems.uses_json``), and the exported tactic ``entries`` with their ``encode``."""
         rid = self._repository(item.repo or (head[0], head[1]))
         key = head[2:4] + head[5:9]
         seen = self.seen_theorems[rid]
@@ -251,22 +253,16 @@ class Importer:
             self.duplicates += 1
             return
         seen.add(key)
-        status = item.status or ("sorry_unproved" if _any_sorry(tactics) else "proven")
+        status = item.status or ("sorry_unproved" if _any_sorry(texts) else "proven")
         tid = self._theorem_id
         self._theorem_id += 1
-        keep = [t[1] != "no goals" and "·" not in t[0] for t in tactics]  # fast_rows.kept
-        uses: list[list[Any]] = []  # schema version 5: theorems.uses_json
-        for i, t in enumerate(tactics):
-            if t[2]:
-                k = keep[i]
-                uses.extend([i, j, k, *p] for j, p in enumerate(t[2]))
         self._rows["theorems"].append(
             (
                 tid,
                 rid,
                 *head[2:9],
                 status,
-                len(tactics),
+                len(texts),
                 head[9],
                 *tactics_json(entries, keep, encode),
                 encode(uses) if uses else None,
