@@ -493,3 +493,82 @@ def test_a_file_rebuilt_from_annotations_does_not_hide_a_traced_copy(tmp_path, l
 
 def _premises_of(theorems):
     return set().union(*(_premises(t) for t in theorems)) if theorems else set()
+
+
+def test_splitter_gives_the_module_functions_values():
+    # the export's Splitter hashes each salt's prefix once: every split must stay the same
+    from leantrain.export.splits import (
+        Splitter,
+        novel_split,
+        premise_held_out,
+        random_split,
+        unit_hash,
+        unit_hasher,
+    )
+
+    keys = [f"Lib/F{i % 7}.lean\x1eT.n_{i}\x1e{i}:1\x1e{i + 2}:4 ∀ ⊢ é" for i in range(2000)]
+    for seed in (0, 3):
+        split = Splitter(seed, 0.1, 0.15)
+        unit = unit_hasher(seed, "random")
+        for k in keys:
+            assert unit(k) == unit_hash(seed, "random", k)
+            assert split.random(k) == random_split(seed, k, 0.1, 0.15)
+            for held in (False, True):
+                assert split.novel(k, held) == novel_split(seed, k, held, 0.1, 0.15)
+            assert split.premise_held_out(k, 0.3) == premise_held_out(seed, k, 0.3)
+    assert Splitter(0, 0.0, 0.0).novel(keys[0], True) == "train"
+
+
+def _corpus_line(path, names):
+    return {
+        "path": path,
+        "imports": [],
+        "premises": [
+            {"full_name": n, "code": f"theorem {n}", "start": [i + 1, 1], "end": [i + 1, 9]}
+            for i, n in enumerate(names)
+        ],
+    }
+
+
+def test_corpus_copies_merge_only_what_differs(tmp_path):
+    # a file held by two repositories: identical copies are written once as they are; a copy
+    # with a premise the newest lacks adds it after the newest's premises
+    thm = [theorem("https://x/a", "c1", "T.a", [tactic("exact A.one", ["A.one"])])]
+    db = Database(tmp_path / "lt.db")
+    same = _corpus_line("Lib/Defs.lean", ["A.one", "A.two"])
+    old = _corpus_line("Lib/Old.lean", ["B.one", "B.gone"])
+    new = _corpus_line("Lib/Old.lean", ["B.one", "B.new"])
+    db.import_path(write_export(tmp_path / "a", "https://x/a", "c1", thm, corpus=[same, old]))
+    thm_b = [theorem("https://x/b", "c2", "T.b", [tactic("exact A.two", ["A.two"])])]
+    db.import_path(
+        write_export(
+            tmp_path / "b", "https://x/b", "c2", thm_b, date="2024-02-01", corpus=[same, new]
+        )
+    )
+    res = export_merged_data(db, None, tmp_path / "out")
+    lines = {
+        line["path"]: [p["full_name"] for p in line["premises"]]
+        for line in map(json.loads, (tmp_path / "out" / "corpus.jsonl").read_text().splitlines())
+    }
+    assert lines == {
+        "Lib/Defs.lean": ["A.one", "A.two"],
+        "Lib/Old.lean": ["B.one", "B.new", "B.gone"],
+    }
+    assert res.num_premises == 5
+
+
+def test_premise_stats_reads_uses_of_another_shape(tmp_path):
+    # uses_json as leantrain writes it is read by msgspec; a value of another shape (kept as
+    # 0/1, as SQL writes it) is read as plain JSON with the same result
+    thms = [
+        theorem("https://x/a", "c1", f"T.t{i}", [tactic("exact A.one", ["A.one"]), tactic("rfl")])
+        for i in range(5)
+    ]
+    db = Database(tmp_path / "lt.db")
+    db.import_path(write_export(tmp_path / "a", "https://x/a", "c1", thms))
+    before = export_mod.premise_count_histogram(db, None)
+    db.conn.execute(
+        "UPDATE theorems SET uses_json = CAST(replace(CAST(uses_json AS TEXT), 'true', '1') AS BLOB)"
+    )
+    assert b"true" not in db.conn.execute("SELECT uses_json FROM theorems").fetchone()[0]
+    assert export_mod.premise_count_histogram(db, None) == before == ({1: 5}, 5)

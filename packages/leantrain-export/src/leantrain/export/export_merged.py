@@ -40,18 +40,13 @@ from leantrain.export.database import Database
 from leantrain.export.export_config import ExportConfig
 from leantrain.export.fast_rows import dumps, loads
 from leantrain.export.sources import SPLIT_NAMES, STRATEGIES
-from leantrain.export.splits import (
-    calibrate_rate,
-    novel_split,
-    premise_held_out,
-    random_split,
-    theorem_key,
-)
+from leantrain.export.splits import Splitter, calibrate_rate, theorem_key
 from leantrain.export.theorem_stream import (
     IMPORTS_KNOWN,
     theorem_record,
     theorem_rows,
 )
+from leantrain.export.typed_records import decode_uses
 
 
 @dataclass
@@ -242,11 +237,20 @@ def premise_stats(
         "WHERE t.uses_json IS NOT NULL ORDER BY s.theorem_id"
     ):
         # [tactic_idx, idx, kept, full_name, …] (schema version 5)
-        uses = [u for u in loads(uses_json) if u[2] or not drop_tactics]
+        uses = [u for u in _premise_uses(uses_json) if u[2] or not drop_tactics]
         if uses:
             names[tid] = {u[3] for u in uses}
             counts[tid] = len({u[0] for u in uses})
     return names, counts
+
+
+def _premise_uses(uses_json: bytes) -> list[Any]:
+    """The uses of a ``theorems.uses_json`` value (msgspec reads those leantrain writes; any
+    other shape is read as plain JSON)."""
+    try:
+        return decode_uses(uses_json)
+    except ValueError:
+        return loads(uses_json)  # type: ignore[no-any-return]
 
 
 def weighted_histogram(
@@ -330,25 +334,23 @@ class _Assigner:
     """The random and novel_premises split of a selected theorem (hash-stable, see splits)."""
 
     def __init__(self, cfg: ExportConfig, rate: float, premises: dict[int, set[str]]) -> None:
-        self.cfg, self.rate, self.premises = cfg, rate, premises
+        self.splitter = Splitter(cfg.seed, cfg.val_fraction, cfg.test_fraction)
+        self.rate, self.premises = rate, premises
         self.held: dict[str, bool] = {}
 
     def uses_held_out(self, tid: int) -> bool:
         for name in self.premises.get(tid, ()):
             held = self.held.get(name)
             if held is None:
-                held = self.held[name] = premise_held_out(self.cfg.seed, name, self.rate)
+                held = self.held[name] = self.splitter.premise_held_out(name, self.rate)
             if held:
                 return True
         return False
 
     def __call__(self, tid: int, key: str) -> dict[str, str]:
-        cfg = self.cfg
         return {
-            "random": random_split(cfg.seed, key, cfg.val_fraction, cfg.test_fraction),
-            "novel_premises": novel_split(
-                cfg.seed, key, self.uses_held_out(tid), cfg.val_fraction, cfg.test_fraction
-            ),
+            "random": self.splitter.random(key),
+            "novel_premises": self.splitter.novel(key, self.uses_held_out(tid)),
         }
 
 
@@ -403,9 +405,9 @@ def _export(
             )
         assign = _Assigner(cfg, rate, premises)
         held = {tid for tid in premises if assign.uses_held_out(tid)}
+        splitter = assign.splitter
         del premises, assign
         details = _empty_details()
-        val, test, seed = cfg.val_fraction, cfg.test_fraction, cfg.seed
         total_tactics = 0
         with atomic_directory(out_dir) as tmp:
             write_marker(tmp, "export")  # so that a later export may replace this one
@@ -422,8 +424,8 @@ def _export(
                     with_premises = with_premises_of.get(tid, 0)
                     data = _theorem_json(row)  # once, for both strategies
                     for strategy, split in (
-                        ("random", random_split(seed, key, val, test)),
-                        ("novel_premises", novel_split(seed, key, tid in held, val, test)),
+                        ("random", splitter.random(key)),
+                        ("novel_premises", splitter.novel(key, tid in held)),
                     ):
                         writers[strategy, split].write(data)
                         d = details[strategy][split]
@@ -497,7 +499,7 @@ def _write_corpus(db: Database, path: Path) -> tuple[int, int, int]:
             for (fpath, versions), (_fid, text, count) in zip(ordered, streamed, strict=True):
                 imports = json.loads(versions[0][1])
                 if len(versions) > 1:
-                    text, count = _merge_copies(conn, text, [fid for fid, _ in versions[1:]])
+                    text, count = _merge_copies(conn, text, count, [fid for fid, _ in versions[1:]])
                 line: dict[str, Any] = {
                     "path": fpath,
                     "imports": [] if imports is None else imports,
@@ -513,20 +515,29 @@ def _write_corpus(db: Database, path: Path) -> tuple[int, int, int]:
     return len(copies), num_premises, unknown
 
 
-def _merge_copies(conn: Any, text: bytes, others: list[int]) -> tuple[bytes, int]:
-    """The premises JSON of a corpus file's first copy plus the premises only ``others`` (ids
-    of other copies of the file) have, and their number."""
-    premises = loads(text)
-    names = {p["full_name"] for p in premises}
+def _merge_copies(conn: Any, text: bytes, count: int, others: list[int]) -> tuple[bytes, int]:
+    """The premises JSON of a corpus file's first copy (``text``, ``count`` premises) plus
+    the premises only ``others`` (ids of other copies of the file) have, and their number."""
+    premises: list[Any] | None = None
+    names: set[str] = set()
     added = False
     for other in others:
-        row = conn.execute("SELECT premises_json FROM premise_files WHERE id = ?", (other,))
-        for p in loads(row.fetchone()[0]):
+        (other_text,) = conn.execute(
+            "SELECT premises_json FROM premise_files WHERE id = ?", (other,)
+        ).fetchone()
+        if other_text == text:  # the same file at another commit: nothing to add
+            continue
+        if premises is None:
+            premises = loads(text)
+            names = {p["full_name"] for p in premises}
+        for p in loads(other_text):
             if p["full_name"] not in names:
                 names.add(p["full_name"])
                 premises.append(p)
                 added = True
-    return (dumps(premises) if added else text), len(premises)
+    if premises is None or not added:
+        return text, count
+    return dumps(premises), len(premises)
 
 
 def _write_traced_files(db: Database, path: Path) -> int:

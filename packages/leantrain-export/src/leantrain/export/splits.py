@@ -26,32 +26,59 @@ which other theorems are exported:
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Sequence
 
 _SCALE = float(1 << 64)
 
 
+def unit_hasher(seed: int, salt: str) -> Callable[[str], float]:
+    """``key -> unit_hash(seed, salt, key)``, for many keys: the ``(seed, salt)`` prefix is
+    hashed once and the hash state copied per key (same values, ~2x faster per call)."""
+    base = hashlib.blake2b(f"{seed}\x1f{salt}\x1f".encode(), digest_size=8)
+
+    def unit(key: str) -> float:
+        h = base.copy()
+        h.update(key.encode())
+        return int.from_bytes(h.digest(), "big") / _SCALE
+
+    return unit
+
+
 def unit_hash(seed: int, salt: str, key: str) -> float:
-    """A uniform number in [0, 1) determined by ``(seed, salt, key)``."""
+    """A uniform number in [0, 1) determined by ``(seed, salt, key)``: BLAKE2b (8 bytes) of
+    ``f"{seed}\\x1f{salt}\\x1f{key}"``."""
     digest = hashlib.blake2b(f"{seed}\x1f{salt}\x1f{key}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") / _SCALE
 
 
-def theorem_key(file_path: str, full_name: str, start: Iterable[int], end: Iterable[int]) -> str:
+def theorem_key(file_path: str, full_name: str, start: Sequence[int], end: Sequence[int]) -> str:
     """The string form of a theorem's identity ``(file_path, full_name, start, end)``."""
-    s, e = list(start), list(end)
-    return f"{file_path}\x1e{full_name}\x1e{s[0]}:{s[1]}\x1e{e[0]}:{e[1]}"
+    return f"{file_path}\x1e{full_name}\x1e{start[0]}:{start[1]}\x1e{end[0]}:{end[1]}"
 
 
-def random_split(seed: int, key: str, val: float, test: float) -> str:
-    """``"train"``, ``"val"`` or ``"test"`` for a theorem key in the random split."""
-    u = unit_hash(seed, "random", key)
+def _random_of(u: float, val: float, test: float) -> str:
+    """The random split of a theorem whose hash is ``u``."""
     if u < val:
         return "val"
     if u < val + test:
         return "test"
     return "train"
+
+
+def _novel_of(
+    unit: Callable[[str], float], key: str, held_out: bool, val: float, test: float
+) -> str:
+    """The novel-premises split of theorem ``key`` (hashed by ``unit`` only when needed)."""
+    if not held_out or val + test <= 0:
+        return "train"
+    return "val" if unit(key) < val / (val + test) else "test"
+
+
+def random_split(seed: int, key: str, val: float, test: float) -> str:
+    """``"train"``, ``"val"`` or ``"test"`` for a theorem key in the random split."""
+    return _random_of(unit_hash(seed, "random", key), val, test)
 
 
 def premise_held_out(seed: int, name: str, rate: float) -> bool:
@@ -61,9 +88,31 @@ def premise_held_out(seed: int, name: str, rate: float) -> bool:
 
 def novel_split(seed: int, key: str, held_out: bool, val: float, test: float) -> str:
     """The novel-premises split of a theorem that does (not) use a held-out premise."""
-    if not held_out or val + test <= 0:
-        return "train"
-    return "val" if unit_hash(seed, "novel", key) < val / (val + test) else "test"
+    return _novel_of(functools.partial(unit_hash, seed, "novel"), key, held_out, val, test)
+
+
+class Splitter:
+    """:func:`random_split`, :func:`novel_split` and :func:`premise_held_out` for one ``seed``
+    and fractions, with each salt's prefix hashed once (what an export of many theorems
+    calls; the same values)."""
+
+    def __init__(self, seed: int, val: float, test: float) -> None:
+        self.val, self.test = val, test
+        self._random = unit_hasher(seed, "random")
+        self._novel = unit_hasher(seed, "novel")
+        self._premise = unit_hasher(seed, "premise")
+
+    def random(self, key: str) -> str:
+        """:func:`random_split` of ``key``."""
+        return _random_of(self._random(key), self.val, self.test)
+
+    def novel(self, key: str, held_out: bool) -> str:
+        """:func:`novel_split` of ``key``."""
+        return _novel_of(self._novel, key, held_out, self.val, self.test)
+
+    def premise_held_out(self, name: str, rate: float) -> bool:
+        """:func:`premise_held_out` of ``name``."""
+        return self._premise(name) < rate
 
 
 def expected_held_out(rate: float, premise_counts: dict[int, int], total: int) -> float:

@@ -36,6 +36,7 @@ __all__ = [
     "TheoremRecord",
     "decode_corpus_line",
     "decode_theorems",
+    "decode_uses",
     "encode",
     "spans_in_order",
     "to_dict",
@@ -98,7 +99,12 @@ class CorpusRecord(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     premises: list[PremiseRecord] = msgspec.field(default_factory=list)
 
 
+PremiseUse = tuple[int, int, bool, str, str, int, int, int, int]
+"""A premise use as stored in ``theorems.uses_json`` (schema version 5): ``(tactic_idx, idx,
+kept, full_name, def_path, def_line, def_col, def_end_line, def_end_col)``."""
+
 _THEOREMS = msgspec.json.Decoder(list[TheoremRecord])
+_USES = msgspec.json.Decoder(list[PremiseUse])
 _CORPUS_LINE = msgspec.json.Decoder(CorpusRecord)
 _ENCODER = msgspec.json.Encoder()
 _PLAIN = msgspec.json.Decoder()
@@ -113,6 +119,11 @@ def decode_theorems(piece: bytes) -> list[TheoremRecord]:
 def decode_corpus_line(line: bytes) -> CorpusRecord:
     """The record of a ``corpus.jsonl`` line; ``ValueError`` unless it has the plain shape."""
     return _CORPUS_LINE.decode(line)
+
+
+def decode_uses(data: bytes) -> list[PremiseUse]:
+    """The premise uses of a ``theorems.uses_json`` value; ``ValueError`` for any other shape."""
+    return _USES.decode(data)
 
 
 def spans_in_order(record: TheoremRecord | CorpusRecord) -> bool:
