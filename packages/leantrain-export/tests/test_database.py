@@ -389,3 +389,42 @@ def test_commits_are_checkpointed_in_the_background(tmp_path, synthetic_repos):
         assert theorems_in_file_alone() == db.stats()["theorems"] > first
     with Database(db_path) as db:  # and the database reopens whole
         assert db.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_import_and_export_pause_the_garbage_collector_and_restore_it(
+    tmp_path, lean4_example, monkeypatch
+):
+    import gc
+
+    from leantrain.export import database as database_mod
+    from leantrain.export import export_merged as export_mod
+
+    seen = []
+
+    def spying(real):
+        def spy(*args, **kwargs):
+            seen.append((real.__name__, gc.isenabled()))
+            return real(*args, **kwargs)
+
+        return spy
+
+    monkeypatch.setattr(database_mod, "import_items", spying(database_mod.import_items))
+    monkeypatch.setattr(export_mod, "_export", spying(export_mod._export))
+    with Database(tmp_path / "lt.db") as db:
+        assert gc.isenabled()
+        db.import_path(lean4_example)
+        export_mod.export_merged_data(db, None, tmp_path / "out")
+        assert seen == [("import_items", False), ("_export", False)]
+        assert gc.isenabled()
+        bad = tmp_path / "bad"
+        (bad / "random").mkdir(parents=True)
+        (bad / "random" / "train.json").write_text('[{"url": 1}]')
+        with pytest.raises(DataError):
+            db.import_path(bad)
+        assert gc.isenabled()
+        gc.disable()  # a caller that paused it itself gets it back paused
+        try:
+            db.import_path(lean4_example)
+            assert not gc.isenabled()
+        finally:
+            gc.enable()

@@ -23,6 +23,7 @@ from leantrain.core.errors import DataError
 from leantrain.export.checkpoint import BackgroundCheckpointer
 from leantrain.export.curriculum import order_repositories
 from leantrain.export.dynamic_json import dump_dynamic_database
+from leantrain.export.gc_pause import gc_paused
 from leantrain.export.importer import import_items, iso
 from leantrain.export.repository import REPO_COLUMNS, Repository, repo_from_row, split_repo_id
 from leantrain.export.schema import connect
@@ -118,7 +119,7 @@ class Database:
         (default: the source's own date, else now). Returns the imported repository ids.
         """
         items = read_source(path, records=True)
-        with self.transaction() as conn:
+        with gc_paused(), self.transaction() as conn:
             return import_items(conn, items, date_processed=date_processed)
 
     def import_sample(self) -> list[str]:

@@ -39,6 +39,7 @@ from leantrain.core.output_dir import check_output_dir, output_kind, write_marke
 from leantrain.export.database import Database
 from leantrain.export.export_config import ExportConfig
 from leantrain.export.fast_rows import dumps, loads
+from leantrain.export.gc_pause import gc_paused
 from leantrain.export.sources import SPLIT_NAMES, STRATEGIES
 from leantrain.export.splits import Splitter, calibrate_rate, theorem_key
 from leantrain.export.theorem_stream import (
@@ -373,7 +374,8 @@ def export_merged_data(
     cfg = _config(config, overrides)
     database, owned = _open(db)
     try:
-        return _export(database, repos, out, cfg)
+        with gc_paused():
+            return _export(database, repos, out, cfg)
     finally:
         if owned:
             database.close()
