@@ -251,7 +251,7 @@ def _premise_uses(uses_json: bytes) -> list[Any]:
     try:
         return decode_uses(uses_json)
     except ValueError:
-        return loads(uses_json)  # type: ignore[no-any-return]
+        return loads(uses_json)
 
 
 def weighted_histogram(
