@@ -26,7 +26,6 @@ which other theorems are exported:
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Callable, Sequence
 
@@ -34,8 +33,10 @@ _SCALE = float(1 << 64)
 
 
 def unit_hasher(seed: int, salt: str) -> Callable[[str], float]:
-    """``key -> unit_hash(seed, salt, key)``, for many keys: the ``(seed, salt)`` prefix is
-    hashed once and the hash state copied per key (same values, ~2x faster per call)."""
+    """``key -> unit_hash(seed, salt, key)``: BLAKE2b (8 bytes) of
+    ``f"{seed}\\x1f{salt}\\x1f{key}"`` as a number in [0, 1). For many keys, call the returned
+    function: the ``(seed, salt)`` prefix is hashed once and the state copied per key (~2x
+    faster per call than hashing the whole text each time)."""
     base = hashlib.blake2b(f"{seed}\x1f{salt}\x1f".encode(), digest_size=8)
 
     def unit(key: str) -> float:
@@ -47,10 +48,8 @@ def unit_hasher(seed: int, salt: str) -> Callable[[str], float]:
 
 
 def unit_hash(seed: int, salt: str, key: str) -> float:
-    """A uniform number in [0, 1) determined by ``(seed, salt, key)``: BLAKE2b (8 bytes) of
-    ``f"{seed}\\x1f{salt}\\x1f{key}"``."""
-    digest = hashlib.blake2b(f"{seed}\x1f{salt}\x1f{key}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / _SCALE
+    """A uniform number in [0, 1) determined by ``(seed, salt, key)`` (see :func:`unit_hasher`)."""
+    return unit_hasher(seed, salt)(key)
 
 
 def theorem_key(file_path: str, full_name: str, start: Sequence[int], end: Sequence[int]) -> str:
@@ -88,7 +87,7 @@ def premise_held_out(seed: int, name: str, rate: float) -> bool:
 
 def novel_split(seed: int, key: str, held_out: bool, val: float, test: float) -> str:
     """The novel-premises split of a theorem that does (not) use a held-out premise."""
-    return _novel_of(functools.partial(unit_hash, seed, "novel"), key, held_out, val, test)
+    return _novel_of(unit_hasher(seed, "novel"), key, held_out, val, test)
 
 
 class Splitter:
