@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -47,6 +48,17 @@ def loadavg() -> str:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
         return "n/a"
+
+
+def cpu_name() -> str:
+    """The CPU's ``model name`` from ``/proc/cpuinfo`` (or the platform's processor string)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
 
 
 def ld2_python(venv: Path) -> Path:
@@ -193,7 +205,8 @@ def render(results: list[dict], meta: dict) -> str:
     lines += [
         "",
         f"{meta['repeats']} timed runs per side after {meta['warmup']} warm-up, interleaved; "
-        f"{meta['threads']} torch thread(s); {meta['cpus']} CPUs; load average {meta['load_before']} "
+        f"{meta['threads']} torch thread(s); {meta['cpus']} CPUs ({meta['cpu']}, bf16 instructions: "
+        f"{'yes' if meta['cpu_bf16'] else 'no'}); load average {meta['load_before']} "
         f"before, {meta['load_after']} after; {meta['seconds']:.0f} s in all.",
     ]
     return "\n".join(lines)
@@ -225,6 +238,8 @@ def main() -> None:
         ap.error("name benchmarks (--list shows them) or pass --all")
     if args.repeats < 3:
         print("note: fewer than 3 repeats; medians are not robust", file=sys.stderr)
+    from leantrain.llm.model_loading import cpu_bf16_supported
+
     ld2 = ld2_python(args.ld2_venv.expanduser())
     t0 = time.perf_counter()
     meta = {
@@ -232,6 +247,9 @@ def main() -> None:
         "warmup": args.warmup,
         "threads": args.threads,
         "cpus": os.cpu_count(),
+        "cpu": cpu_name(),
+        # LeanDojo-v2's SFT trains in bf16: without bf16 instructions its matmuls are emulated
+        "cpu_bf16": cpu_bf16_supported(),
         "load_before": loadavg(),
     }
     with tempfile.TemporaryDirectory(prefix="leantrain-anchor-") as tmp:
