@@ -1,4 +1,5 @@
-"""``leantrain sft``, ``leantrain grpo``, ``leantrain llm eval`` and ``leantrain llm merge-lora``.
+"""``leantrain sft``, ``leantrain grpo``, ``leantrain llm eval``, ``leantrain llm merge-lora`` and
+``leantrain llm convert``.
 
 This module is imported by every ``leantrain`` invocation, so it imports nothing heavy: the
 configs (which import trl) and trainers load inside each command's ``run``.
@@ -63,10 +64,12 @@ def _grpo(argv: Sequence[str]) -> int:
 
 _LLM_USAGE = (
     "usage: leantrain llm eval --model MODEL --data DIR [--split test] [--eval-k 4]\n"
-    "       leantrain llm merge-lora ADAPTER_DIR OUT_DIR\n\n"
+    "       leantrain llm merge-lora ADAPTER_DIR OUT_DIR\n"
+    "       leantrain llm convert GGUF_FILE_OR_DIR OUT_DIR\n\n"
     "commands:\n"
     "  eval        eval loss and top-1 / top-k tactic accuracy of a model on a split\n"
-    "  merge-lora  merge a LoRA adapter (or a LoRA run's newest model) into its base model"
+    "  merge-lora  merge a LoRA adapter (or a LoRA run's newest model) into its base model\n"
+    "  convert     write a GGUF model (llama.cpp's format) as a plain model directory"
 )
 
 
@@ -86,12 +89,31 @@ def _merge_lora(argv: Sequence[str]) -> int:
     return 0
 
 
+def _convert(argv: Sequence[str]) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="leantrain llm convert",
+        description="Write a GGUF model as a plain model directory (safetensors, tokenizer, chat "
+        "template) that --model and from_pretrained load; needs leantrain-llm[gguf].",
+    )
+    parser.add_argument("gguf", help="a .gguf file, or a directory holding exactly one")
+    parser.add_argument("out_dir", help="new directory for the converted model")
+    args = parser.parse_args(list(argv))
+    from leantrain.llm.gguf import convert_gguf
+
+    _print(convert_gguf(args.gguf, args.out_dir))
+    return 0
+
+
 def _llm(argv: Sequence[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(_LLM_USAGE)
         return 0
     if argv[0] == "merge-lora":
         return _merge_lora(argv[1:])
+    if argv[0] == "convert":
+        return _convert(argv[1:])
     if argv[0] != "eval":
         print(
             f"error: unknown llm command '{argv[0]}' (try: leantrain llm --help)",
@@ -115,6 +137,9 @@ def register() -> list[Command]:
         ),
         Command("grpo", "GRPO refinement of the tactic generator with reward functions", _grpo),
         Command(
-            "llm", "tactic generator tools: 'leantrain llm eval', 'leantrain llm merge-lora'", _llm
+            "llm",
+            "tactic generator tools: 'leantrain llm eval', 'leantrain llm merge-lora', "
+            "'leantrain llm convert'",
+            _llm,
         ),
     ]

@@ -1,5 +1,5 @@
 """Load a policy model and tokenizer: ``tiny``, a local dir (full weights, LoRA adapter, or a
-leantrain run dir), or a hub id; choose dtype and device."""
+leantrain run dir), a GGUF file, or a hub id; choose dtype and device."""
 
 from __future__ import annotations
 
@@ -94,11 +94,9 @@ def _verify_safetensors(path: Path) -> None:
             ) from None
 
 
-def load_tokenizer(path: str | Path) -> Any:
-    """The tokenizer saved beside a model; it must have a chat template and a pad token."""
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
+def check_tokenizer(tokenizer: Any, path: str | Path) -> Any:
+    """``tokenizer`` with a pad token (the end-of-sequence token if it had none); a
+    :class:`ConfigError` naming ``path`` if it has no chat template."""
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     if not getattr(tokenizer, "chat_template", None):
@@ -109,15 +107,31 @@ def load_tokenizer(path: str | Path) -> Any:
     return tokenizer
 
 
+def load_tokenizer(path: str | Path) -> Any:
+    """The tokenizer saved beside a model; it must have a chat template and a pad token."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
+    return check_tokenizer(tokenizer, path)
+
+
 def load_model_and_tokenizer(
     name: str | Path, *, dtype: Any | None = None, trainable_adapter: bool = True
 ) -> tuple[Any, Any]:
-    """Load ``name`` (``tiny``, model dir, adapter dir, run dir or hub id) -> (model, tokenizer).
+    """Load ``name`` (``tiny``, model dir, adapter dir, run dir, GGUF file or hub id) ->
+    (model, tokenizer).
 
     An adapter directory loads its base model and the adapter (trainable unless
-    ``trainable_adapter=False``). Weights are checked before use, so a corrupted checkpoint is a
-    :class:`CheckpointError`, not a cryptic traceback.
+    ``trainable_adapter=False``). A ``.gguf`` file, or a directory holding exactly one and no
+    ``config.json``, loads as a plain trainable model (:func:`leantrain.llm.gguf.load_gguf`).
+    Weights are checked before use, so a corrupted checkpoint is a :class:`CheckpointError`, not
+    a cryptic traceback.
     """
+    from leantrain.llm.gguf import find_gguf_file, load_gguf
+
+    gguf_file = None if str(name) == TINY_MODEL_NAME else find_gguf_file(name)
+    if gguf_file is not None:
+        return load_gguf(gguf_file, dtype=dtype)
     import torch
     from transformers import AutoModelForCausalLM
 
