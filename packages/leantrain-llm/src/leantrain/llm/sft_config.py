@@ -44,11 +44,24 @@ class SFTConfig(LeanTrainArguments, trl.SFTConfig):
     # Batches of similar length waste little on padding: 1.5-1.6x the tokens/s of random
     # batches on CPU (BENCHMARKS.md), where padding_free/packing is slower without a varlen
     # attention kernel. With flash attention on a GPU, padding_free=True is the faster choice.
+    # leantrain's group_by_length is not transformers' LengthGroupedSampler (longest rows of
+    # 50-batch megabatches first, so a short max_steps run trained on the longest rows of one
+    # sample): rows are length-sorted within windows of length_group_window batches, then the
+    # batches dealt in random order, so every prefix of a run is a fair sample
+    # (leantrain.llm.sampling).
     train_sampling_strategy: str = field(
         default="group_by_length",
         metadata={
-            "help": "Training sampler: 'group_by_length' (default: little padding), 'random', "
-            "'sequential' or 'batch_rebalance'."
+            "help": "Training sampler: 'group_by_length' (default: batches of rows of similar "
+            "length, the batches in random order, so every prefix of a run is a fair sample; "
+            "little padding), 'random', 'sequential' or 'batch_rebalance'."
+        },
+    )
+    length_group_window: int = field(
+        default=8,
+        metadata={
+            "help": "group_by_length: sort rows by length within random windows of this many "
+            "batches (larger pads less, but each batch is a narrower length band)."
         },
     )
 
@@ -64,8 +77,9 @@ class SFTConfig(LeanTrainArguments, trl.SFTConfig):
 
     def __post_init__(self) -> None:
         self._check_common()
-        from leantrain.core.config import check_choices
+        from leantrain.core.config import check_choices, check_numbers
 
+        check_numbers(self, {"length_group_window": ">=1"})
         check_choices(type(self), {"cpu_bf16": self.cpu_bf16}, source=type(self).__name__)
         self._resolve_precision()
         super().__post_init__()
