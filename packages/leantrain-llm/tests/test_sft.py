@@ -233,3 +233,20 @@ def test_cpu_bf16_setting_picks_the_precision_and_trains(sft_rows, tmp_path, mod
 def test_cpu_bf16_rejects_unknown_values(tmp_path):
     with pytest.raises(ConfigError, match="cpu_bf16"):
         SFTConfig(output_dir=str(tmp_path), cpu_bf16="maybe")
+
+
+@pytest.mark.parametrize(
+    ("hidden", "setting", "expected"),
+    [(64, None, False), (256, None, True), (256, False, False), (64, True, True)],
+)
+def test_activation_checkpointing_unset_follows_the_model_width(
+    sft_rows, tmp_path, hidden, setting, expected
+):
+    from leantrain.llm.tiny_model import save_tiny_model
+
+    model = save_tiny_model(tmp_path / "m", hidden_size=hidden, num_layers=1, num_heads=4)
+    extra = {} if setting is None else {"activation_checkpointing": setting}
+    t = _trainer(tmp_path / "run", model_name=str(model), max_steps=2, **extra)
+    final = t.train(sft_rows)["final"]
+    assert final["activation_checkpointing"] is expected
+    assert final["global_step"] == 2

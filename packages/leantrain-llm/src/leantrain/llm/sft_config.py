@@ -14,7 +14,8 @@ class SFTConfig(LeanTrainArguments, trl.SFTConfig):
     LoRA and evaluation fields of :class:`~leantrain.llm.common_config.LeanTrainArguments`.
 
     Defaults differ from TRL's where TRL's fail or waste time on small CPU runs: ``bf16`` only on
-    a GPU that supports it, no gradient checkpointing, logs every 5 steps, no hub,
+    a GPU that supports it, activation checkpointing only for models at least 256 wide, logs
+    every 5 steps, no hub,
     and length-grouped batches.
     """
 
@@ -28,7 +29,8 @@ class SFTConfig(LeanTrainArguments, trl.SFTConfig):
     activation_checkpointing: bool | None = field(
         default=None,
         metadata={
-            "help": "Recompute activations in backward to save memory (slower); off by default."
+            "help": "Recompute activations in backward to save memory (slower). Unset: on for "
+            "models with hidden size >= 256 (TRL's default), off for narrower (tiny) ones."
         },
     )
     logging_steps: float = field(default=5, metadata={"help": "Log every N optimizer steps."})
@@ -82,4 +84,8 @@ class SFTConfig(LeanTrainArguments, trl.SFTConfig):
         check_numbers(self, {"length_group_window": ">=1"})
         check_choices(type(self), {"cpu_bf16": self.cpu_bf16}, source=type(self).__name__)
         self._resolve_precision()
+        # unset: chosen by the model's width when training starts (transformers makes it False)
+        self.checkpointing_auto = (
+            self.activation_checkpointing is None and self.gradient_checkpointing is None
+        )
         super().__post_init__()

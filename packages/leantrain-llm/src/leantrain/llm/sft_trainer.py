@@ -64,6 +64,7 @@ class SFTTrainer(LLMTrainer):
     config_class: ClassVar[type] = SFTConfig
 
     _precision: str = "fp32"
+    _checkpointing: bool = False
 
     def _cpu_autocast(self, args: Any) -> bool:
         """bf16 autocast on a CPU per ``cpu_bf16``, where precision was left to leantrain."""
@@ -75,8 +76,13 @@ class SFTTrainer(LLMTrainer):
         return use_cpu_bf16(args.cpu_bf16, self.model)
 
     def train_step(self, step: Any) -> dict[str, Any]:
-        """:meth:`LLMTrainer.train_step`, plus the ``precision`` the step trained in."""
-        return {**super().train_step(step), "precision": self._precision}
+        """:meth:`LLMTrainer.train_step`, plus the ``precision`` the step trained in and whether
+        it recomputed activations (``activation_checkpointing``)."""
+        return {
+            **super().train_step(step),
+            "precision": self._precision,
+            "activation_checkpointing": self._checkpointing,
+        }
 
     def _dataset(self, data: Any) -> Any:
         from leantrain.llm.training_data import load_sft_dataset
@@ -93,6 +99,12 @@ class SFTTrainer(LLMTrainer):
             # what it derives from it here
             args.bf16, args.mixed_precision = True, "bf16"
             self._precision = "bf16-autocast"
+        if getattr(args, "checkpointing_auto", False):
+            from leantrain.llm.model_loading import CHECKPOINTING_MIN_HIDDEN, model_width
+
+            on = model_width(self.model) >= CHECKPOINTING_MIN_HIDDEN
+            args.activation_checkpointing = args.gradient_checkpointing = on
+        self._checkpointing = bool(args.activation_checkpointing)
         return _TRLSFTTrainer(
             model=self.model,
             args=args,

@@ -21,6 +21,7 @@ from leantrain.core.atomic import atomic_write_json
 from leantrain.core.config import config_from_dict, config_to_dict, resolve_aliases
 from leantrain.core.errors import ConfigError, DataError
 from leantrain.core.lifelong import LifelongEngine, Step, last_complete_checkpoint, step_name
+from leantrain.llm.lm_head import labelled_positions_only
 from leantrain.llm.lora import check_target_modules, resolve_lora_config
 from leantrain.llm.model_loading import load_model_and_tokenizer
 from transformers import TrainerCallback
@@ -246,7 +247,8 @@ class LLMTrainer:
         if trainer.pop_callback(ProgressCallback) is not None:
             trainer.add_callback(_ProgressBarOnly)
         resume = last_complete_checkpoint(step.work_dir)  # not one a kill cut off
-        output = trainer.train(resume_from_checkpoint=resume)
+        with labelled_positions_only():  # the LM head skips prompt positions on a CPU too
+            output = trainer.train(resume_from_checkpoint=resume)
         self._model = getattr(trainer.model, "module", trainer.model)
         self._trained = (step.work_dir.parent.parent, step_name(step.index, step.repo))
         history = trainer.state.log_history
