@@ -51,7 +51,12 @@ def _pairs(data: Path, model: str, n: int) -> list:
 
 
 def sampled_candidates(model, tok, prompts: list, k: int, seed: int, max_new_tokens: int = 48):
-    """``k`` sampled tactics (temperature 1) per prompt, as ``generate_tactics`` renders them."""
+    """``k`` sampled tactics (temperature 1) per prompt, as ``generate_tactics`` renders them.
+
+    Each prompt is prefilled once and its cache repeated ``k`` times (``generate`` with
+    ``num_return_sequences`` would prefill every copy: on a CPU the prefill is most of the cost);
+    the same samples as ``num_return_sequences=k`` under the same seed.
+    """
     import torch
     from leantrain.llm.evaluation import render_prompt
 
@@ -63,13 +68,20 @@ def sampled_candidates(model, tok, prompts: list, k: int, seed: int, max_new_tok
         texts = [render_prompt(tok, p) for p in prompts[start : start + 8]]
         enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False)
         with torch.no_grad():
+            cache = model(
+                input_ids=enc["input_ids"][:, :-1],
+                attention_mask=enc["attention_mask"][:, :-1],
+                use_cache=True,
+            ).past_key_values
+            cache.batch_repeat_interleave(k)
             seqs = model.generate(
-                **enc,
+                input_ids=enc["input_ids"].repeat_interleave(k, 0),
+                attention_mask=enc["attention_mask"].repeat_interleave(k, 0),
+                past_key_values=cache,
                 do_sample=True,
                 temperature=1.0,
                 top_k=0,
                 top_p=1.0,
-                num_return_sequences=k,
                 max_new_tokens=max_new_tokens,
                 pad_token_id=tok.pad_token_id,
                 eos_token_id=tok.eos_token_id,
@@ -79,8 +91,9 @@ def sampled_candidates(model, tok, prompts: list, k: int, seed: int, max_new_tok
     return out
 
 
-def score(model_dir: Path, pairs: list, seed: int) -> dict:
-    """Teacher-forced loss, greedy first-word / exact match and sampled top-k of one model."""
+def score(model_dir: Path, pairs: list, seed: int, top_k: int = TOP_K) -> dict:
+    """Teacher-forced loss, greedy first-word / exact match and sampled top-k (``top_k`` > 0)
+    of one model."""
     from leantrain.core.lean_text import normalize_tactic
     from leantrain.llm.evaluation import completion_loss, generate_tactics
     from leantrain.llm.model_loading import load_model_and_tokenizer
@@ -90,17 +103,19 @@ def score(model_dir: Path, pairs: list, seed: int) -> dict:
     refs = [r for _, r in pairs]
     loss = completion_loss(model, tok, pairs, batch_size=4)
     greedy = [c[0] if c else "" for c in generate_tactics(model, tok, [p for p, _ in pairs], k=1)]
-    sampled = sampled_candidates(model, tok, [p for p, _ in pairs], TOP_K, seed)
     norm = [normalize_tactic(r) for r in refs]
+    sampled_hits = None
+    if top_k > 0:  # generate() prefills each prompt top_k times: the costly part on a CPU
+        sampled = sampled_candidates(model, tok, [p for p, _ in pairs], top_k, seed)
+        sampled_hits = sum(
+            any(normalize_tactic(c) == r for c in cs) for cs, r in zip(sampled, norm)
+        )
     return {
         "tactic_loss": loss,
         "first_word_match": sum(_first_word(g) == _first_word(r) for g, r in zip(greedy, refs))
         / len(refs),
         "exact_match": sum(normalize_tactic(g) == r for g, r in zip(greedy, norm)) / len(refs),
-        f"sampled_top{TOP_K}": sum(
-            any(normalize_tactic(c) == r for c in cs) for cs, r in zip(sampled, norm)
-        )
-        / len(refs),
+        "sampled_topk": None if sampled_hits is None else sampled_hits / len(refs),
         "count": len(refs),
         "examples": [[r, g] for r, g in list(zip(refs, greedy))[:5]],
         "score_s": round(time.perf_counter() - t, 1),
@@ -166,14 +181,16 @@ def train_leantrain(base: Path, data: Path, out: Path, steps: int, seed: int) ->
     return {"losses": losses, "tokens": tokens[-1], "model": str(final_checkpoint(out))}
 
 
-def run(data: Path, steps: int, seeds: list[int], n_eval: int, work: Path) -> dict:
+def run(
+    data: Path, steps: int, seeds: list[int], n_eval: int, work: Path, top_k: int = TOP_K
+) -> dict:
     base = fetch_smollm2(work)
     pairs = _pairs(data, str(base), n_eval)
     log(f"sft: untrained SmolLM2 on {len(pairs)} LB4 test tactics")
     res: dict = {
         "config": {"model": "SmolLM2-135M-Instruct", "steps": steps, "batch": BATCH, "lr": LR,
-                   "max_length": MAX_LENGTH, "eval": len(pairs), "top_k": TOP_K},
-        "untrained": score(base, pairs, seed=0),
+                   "max_length": MAX_LENGTH, "eval": len(pairs), "top_k": top_k},
+        "untrained": score(base, pairs, seed=0, top_k=top_k),
         "runs": [],
     }  # fmt: skip
     for seed in seeds:
@@ -185,7 +202,7 @@ def run(data: Path, steps: int, seeds: list[int], n_eval: int, work: Path) -> di
             trained = train(base, data, out, steps, seed)
             wall = round(time.perf_counter() - t, 1)
             model_dir = Path(trained.get("model") or out / "model")
-            row[name] = {**score(model_dir, pairs, seed), "train_wall_s": wall, **trained}
+            row[name] = {**score(model_dir, pairs, seed, top_k), "train_wall_s": wall, **trained}
             log(
                 f"sft seed {seed} {name}: {json.dumps({k: v for k, v in row[name].items() if k != 'examples'})}"
             )
@@ -196,11 +213,15 @@ def run(data: Path, steps: int, seeds: list[int], n_eval: int, work: Path) -> di
 def render(s: dict) -> tuple[list[str], dict]:
     """Markdown lines and targets of :func:`run`'s result."""
     c, u = s["config"], s["untrained"]
-    k = f"sampled_top{c['top_k']}"
-    keys = ("tactic_loss", "first_word_match", "exact_match", k)
+    keys = ("tactic_loss", "first_word_match", "exact_match", "sampled_topk")
+
+    def cell(m: dict, x: str) -> str:
+        if m[x] is None:
+            return "not run"
+        return f"{m[x]:.4f}" if x == "tactic_loss" else f"{m[x]:.3f}"
 
     def cells(m: dict) -> str:
-        return " | ".join(f"{m[x]:.4f}" if x == "tactic_loss" else f"{m[x]:.3f}" for x in keys)
+        return " | ".join(cell(m, x) for x in keys)
 
     lines = [
         f"### SFT tactic generator: {c['model']} (LB4 head, random test)",
@@ -221,7 +242,10 @@ def render(s: dict) -> tuple[list[str], dict]:
             )
     ours = [r["leantrain"] for r in s["runs"]]
     trl_ = [r["trl"] for r in s["runs"]]
-    beats = all(all(m[x] < u[x] if x == "tactic_loss" else m[x] > u[x] for x in keys) for m in ours)
+    scored = [x for x in keys if u[x] is not None]
+    beats = all(
+        all(m[x] < u[x] if x == "tactic_loss" else m[x] > u[x] for x in scored) for m in ours
+    )
     loss_ours = [m["tactic_loss"] for m in ours]
     loss_trl = [m["tactic_loss"] for m in trl_]
     spread = max(
@@ -255,6 +279,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--seeds", default="0,1")
     ap.add_argument("--eval", type=int, default=60)
+    ap.add_argument("--top-k", type=int, default=TOP_K, help="sampled top-k (0: skip; slow on CPU)")
     ap.add_argument("--work", default="/tmp/leantrain-quality")
     ap.add_argument("--json", default=None)
     ap.add_argument("--render", default=None, metavar="JSON")
@@ -280,7 +305,8 @@ def main() -> None:
         leantrain("export", "import", str(LB4), "--db", str(db))
         leantrain("export", "merge", "--db", str(db), "--out", str(data))
     res = {"machine": machine(), "load_start": load_state(), "started": time.strftime("%F %T %Z")}
-    res["sft"] = run(data, args.steps, [int(x) for x in args.seeds.split(",")], args.eval, work)
+    seeds = [int(x) for x in args.seeds.split(",")]
+    res["sft"] = run(data, args.steps, seeds, args.eval, work, args.top_k)
     res["load_end"] = load_state()
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
