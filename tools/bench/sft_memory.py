@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from quality import LB4, fetch_smollm2, leantrain
+from quality import fetch_smollm2, make_exports
 
 MODES = ("trl", "leantrain", "leantrain-no-ckpt")
 BATCH, MAX_LENGTH, LR = 8, 1024, 5e-5
@@ -153,12 +153,7 @@ def main() -> None:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     model = args.model or str(fetch_smollm2(work))
-    data = work / "lb4"
-    if not (data / "random" / "train.json").is_file():
-        db = work / "lb4.db"
-        db.unlink(missing_ok=True)
-        leantrain("export", "import", str(LB4), "--db", str(db))
-        leantrain("export", "merge", "--db", str(db), "--out", str(data))
+    data = make_exports(work)["lb4"]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     results: dict[str, list[dict]] = {m: [] for m in modes}
     for _ in range(args.repeats):

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from quality import LB4, fetch_smollm2, leantrain, load_state, log, machine
+from quality import fetch_smollm2, leantrain, load_state, log, machine, make_exports
 
 BATCH, LR, MAX_LENGTH, TOP_K = 8, 5e-5, 1024, 4
 
@@ -298,12 +298,7 @@ def main() -> None:
 
     torch.set_num_threads(min(2, os.cpu_count() or 1))
     work = Path(args.work)
-    data = work / "lb4"
-    if not (data / "random" / "test.json").is_file():
-        db = work / "lb4.db"
-        db.unlink(missing_ok=True)
-        leantrain("export", "import", str(LB4), "--db", str(db))
-        leantrain("export", "merge", "--db", str(db), "--out", str(data))
+    data = make_exports(work)["lb4"]
     res = {"machine": machine(), "load_start": load_state(), "started": time.strftime("%F %T %Z")}
     seeds = [int(x) for x in args.seeds.split(",")]
     res["sft"] = run(data, args.steps, seeds, args.eval, work, args.top_k)

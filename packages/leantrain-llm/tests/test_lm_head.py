@@ -29,22 +29,10 @@ def _batch(vocab: int):
     return ids, mask, labels
 
 
-def _forward(model, ids, mask, labels):
-    model.zero_grad()
-    out = model(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True)
-    out.loss.backward()
-    grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
-    return out, grads
-
-
-def test_only_labelled_positions_are_projected_and_results_are_unchanged(monkeypatch):
-    import torch
+def _count_projected_rows(monkeypatch) -> list[int]:
+    """The number of positions TRL's LM head projects, one entry per call."""
     import trl.trainer.utils as trl_utils
-    from leantrain.llm.lm_head import compaction_supported, labelled_positions_only
 
-    assert compaction_supported()  # a TRL upgrade that drops the hook fails here, loudly
-    model, _ = _fused_tiny_model()
-    ids, mask, labels = _batch(model.config.vocab_size)
     projected: list[int] = []
     kernel = trl_utils._ChunkedLogProbFunction
 
@@ -55,6 +43,25 @@ def test_only_labelled_positions_are_projected_and_results_are_unchanged(monkeyp
             return kernel.apply(hidden, *args)
 
     monkeypatch.setattr(trl_utils, "_ChunkedLogProbFunction", Spy)
+    return projected
+
+
+def _forward(model, ids, mask, labels):
+    model.zero_grad()
+    out = model(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True)
+    out.loss.backward()
+    grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+    return out, grads
+
+
+def test_only_labelled_positions_are_projected_and_results_are_unchanged(monkeypatch):
+    import torch
+    from leantrain.llm.lm_head import compaction_supported, labelled_positions_only
+
+    assert compaction_supported()  # a TRL upgrade that drops the hook fails here, loudly
+    model, _ = _fused_tiny_model()
+    ids, mask, labels = _batch(model.config.vocab_size)
+    projected = _count_projected_rows(monkeypatch)
     full, full_grads = _forward(model, ids, mask, labels)
     with labelled_positions_only() as applied:
         compact, compact_grads = _forward(model, ids, mask, labels)
@@ -84,7 +91,6 @@ def test_sft_trains_with_the_compact_head_and_the_same_losses(sft_rows, tmp_path
     """Fixed batches: leantrain's SFT projects only tactic positions, with the step losses of
     the full projection (1e-6) and of plain TRL's first step (1e-4)."""
     import trl
-    import trl.trainer.utils as trl_utils
     from leantrain.llm import SFTTrainer, lm_head
     from leantrain.llm.tiny_model import build_tiny_model
 
@@ -99,16 +105,7 @@ def test_sft_trains_with_the_compact_head_and_the_same_losses(sft_rows, tmp_path
         "report_to": "none",
         "seed": 0,
     }
-    projected: list[int] = []
-    kernel = trl_utils._ChunkedLogProbFunction
-
-    class Spy:
-        @staticmethod
-        def apply(hidden, *args):
-            projected.append(hidden.shape[0])
-            return kernel.apply(hidden, *args)
-
-    monkeypatch.setattr(trl_utils, "_ChunkedLogProbFunction", Spy)
+    projected = _count_projected_rows(monkeypatch)
     SFTTrainer(model_name="tiny", output_dir=tmp_path / "a", eval_split="", **common).train(rows)
     compact, compact_sizes = _losses(tmp_path / "a"), list(projected)
     projected.clear()
