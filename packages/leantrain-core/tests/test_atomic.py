@@ -70,3 +70,44 @@ def test_atomic_directory_cleans_stale_temp_dirs(tmp_path):
     with atomic_directory(tmp_path / "export") as d:
         (d / "x").write_text("1")
     assert not stale.exists()
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_written_files_and_dirs_get_the_modes_the_umask_gives(tmp_path, mask):
+    """mkstemp/mkdtemp create 0600/0700: what lands must be what open()/mkdir() would give."""
+    import os
+    import stat
+
+    from leantrain.core.atomic import (
+        apply_umask_modes,
+        atomic_directory,
+        atomic_write_json,
+        atomic_write_jsonl,
+        current_umask,
+    )
+
+    old = os.umask(mask)
+    try:
+        assert current_umask() == mask
+        f = atomic_write_json(tmp_path / "a.json", {"x": 1})
+        g = atomic_write_jsonl(tmp_path / "b.jsonl", [{"x": 1}])
+        with atomic_directory(tmp_path / "ckpt") as d:
+            (d / "sub").mkdir()
+            private = d / "sub" / "weights.bin"
+            private.write_bytes(b"w")
+            os.chmod(private, 0o600)  # as a library may write it
+            apply_umask_modes(d)
+        plain_file = tmp_path / "plain"
+        plain_file.write_text("x")
+        plain_dir = tmp_path / "plain-dir"
+        plain_dir.mkdir()
+    finally:
+        os.umask(old)
+
+    def mode(p):
+        return stat.S_IMODE(p.stat().st_mode)
+
+    assert mode(f) == mode(g) == mode(plain_file) == 0o666 & ~mask
+    assert mode(tmp_path / "ckpt") == mode(tmp_path / "ckpt" / "sub") == mode(plain_dir)
+    assert mode(plain_dir) == 0o777 & ~mask
+    assert mode(tmp_path / "ckpt" / "sub" / "weights.bin") == 0o666 & ~mask

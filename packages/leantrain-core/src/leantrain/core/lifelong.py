@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from leantrain.core.atomic import atomic_directory, atomic_write_json
+from leantrain.core.atomic import apply_umask_modes, atomic_directory, atomic_write_json
 from leantrain.core.errors import (
     CheckpointError,
     ConfigError,
@@ -510,6 +510,7 @@ class LifelongEngine:
                 return
             with atomic_directory(ckpt) as tmp:
                 trainer.save(tmp)
+                apply_umask_modes(tmp)  # libraries write some files private (safetensors 0600)
             if self.evaluate and isinstance(data, (str, Path)):
                 merged = self._evaluate(trainer, data)
                 metrics.update({f"{self.eval_split}_{k}": v for k, v in merged.items()})

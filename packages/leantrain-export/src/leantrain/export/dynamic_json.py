@@ -20,6 +20,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from leantrain.core.atomic import file_mode
 from leantrain.core.output_dir import check_output_file
 from leantrain.export.repository import RepositoryReader
 from leantrain.export.theorem_stream import corpus_line, iter_theorems
@@ -70,6 +71,7 @@ def dump_dynamic_database(
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     conn = db.conn
     try:
+        os.fchmod(fd, file_mode())  # what open() would give, not mkstemp's 0600
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(DUMP_HEADER)
             for n, rid in enumerate(row_ids):

@@ -12,7 +12,6 @@ Reading GGUF files needs the optional package ``gguf`` (``leantrain-llm[gguf]``)
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -147,29 +146,6 @@ def load_gguf(path: str | Path, *, dtype: Any = None) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def _umask() -> int:
-    """The process umask, read without changing it where Linux allows."""
-    with contextlib.suppress(OSError, ValueError), open("/proc/self/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _fix_modes(root: Path) -> None:
-    """Give ``root`` and everything in it the modes a plain ``mkdir()`` / ``open()`` would
-    (temp dirs are 0700, temp files and transformers' safetensors 0600)."""
-    mask = _umask()
-    os.chmod(root, 0o777 & ~mask)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for d in dirnames:
-            os.chmod(os.path.join(dirpath, d), 0o777 & ~mask)
-        for f in filenames:
-            os.chmod(os.path.join(dirpath, f), 0o666 & ~mask)
-
-
 def convert_gguf(source: str | Path, out_dir: str | Path, *, dtype: Any = None) -> dict[str, Any]:
     """Write the GGUF model ``source`` (a ``.gguf`` file, or a directory holding one) to the new
     directory ``out_dir`` as a plain transformers model: safetensors weights, config, tokenizer
@@ -181,7 +157,7 @@ def convert_gguf(source: str | Path, out_dir: str | Path, *, dtype: Any = None) 
     gives. Weights are saved in ``dtype`` (default float32, what quantised weights unpack to).
     Returns ``{"converted_model", "source", "model_type", "parameters", "dtype", "seconds"}``.
     """
-    from leantrain.core.atomic import atomic_directory, atomic_write_json
+    from leantrain.core.atomic import apply_umask_modes, atomic_directory, atomic_write_json
     from leantrain.core.output_dir import check_output_dir, write_marker
 
     start = time.perf_counter()
@@ -212,7 +188,7 @@ def convert_gguf(source: str | Path, out_dir: str | Path, *, dtype: Any = None) 
             {"trainer": "convert_gguf", "base_model": str(gguf_file)},
         )
         write_marker(tmp, CONVERTED_KIND)
-        _fix_modes(tmp)
+        apply_umask_modes(tmp)
     return {
         "converted_model": str(out),
         "source": str(gguf_file),

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from leantrain.core.atomic import atomic_write_json
+from leantrain.core.atomic import atomic_write_json, file_mode
 from leantrain.core.errors import ConfigError, DataError
 
 DATA_SOURCE = "leantrain/lean4_tactic"
@@ -87,6 +87,7 @@ def write_parquet(rows: list[dict[str, Any]], path: str | Path) -> Path:
     os.close(fd)
     try:
         pq.write_table(table, tmp)
+        os.chmod(tmp, file_mode())  # what open() would give, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
