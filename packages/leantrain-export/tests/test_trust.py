@@ -406,3 +406,18 @@ def test_four_concurrent_importers_into_a_new_database(tmp_path):
             assert db.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
             ids = [r.id for r in db.list_repositories()]
             assert len(ids) == len(set(ids)) == once["repositories"]
+
+
+def test_a_table_name_that_is_not_utf8_is_a_damaged_database(tmp_path):
+    """Random damage can leave bytes in sqlite_master that do not decode (seen in the fuzzed
+    test above, which overwrites a database with random bytes): a DataError, not a traceback."""
+    p = tmp_path / "bad.db"
+    conn = sqlite3.connect(p)
+    conn.execute("CREATE TABLE tabXYZ (a)")
+    conn.commit()
+    conn.close()
+    data = p.read_bytes()
+    assert b"tabXYZ" in data
+    p.write_bytes(data.replace(b"tabXYZ", b"tab\xf2\x28\xa1"))
+    with pytest.raises(DataError, match="damaged"):
+        Database(p)

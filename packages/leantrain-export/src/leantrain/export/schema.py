@@ -435,7 +435,7 @@ def connect(
                 hint="wait for the other leantrain process to finish, then run this again",
             ) from None
         raise DataError(path, f"cannot read the database ({e})", hint=_FIX_DAMAGED) from None
-    except sqlite3.DatabaseError as e:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # damaged text is not UTF-8
         conn.close()
         raise DataError(
             path, f"not a leantrain database, or a damaged one ({e})", hint=_FIX_DAMAGED
