@@ -230,7 +230,7 @@ def render(s: dict) -> tuple[list[str], dict]:
         f"fp32 unless the CPU has native bf16; first {c['eval']} test tactics. Tactic loss: "
         f"teacher-forced NLL per completion token (lower is better); matches are fractions.",
         "",
-        f"| model | seed | tactic loss | first word | exact | sampled top-{c['top_k']} | tokens trained | train wall s |",
+        f"| model | seed | tactic loss | first word | exact | sampled top-{c['top_k'] or 'k'} | tokens trained | train wall s |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
         f"| untrained | – | {cells(u)} | – | – |",
     ]
