@@ -182,18 +182,32 @@ def train_leantrain(base: Path, data: Path, out: Path, steps: int, seed: int) ->
 
 
 def run(
-    data: Path, steps: int, seeds: list[int], n_eval: int, work: Path, top_k: int = TOP_K
+    data: Path,
+    steps: int,
+    seeds: list[int],
+    n_eval: int,
+    work: Path,
+    top_k: int = TOP_K,
+    earlier: dict | None = None,
 ) -> dict:
+    """Score the untrained model, then train and score both trainers for each seed.
+
+    ``earlier`` (a previous result with the same settings) is extended: its untrained score and
+    the seeds it holds are kept, only the missing seeds are run."""
     base = fetch_smollm2(work)
     pairs = _pairs(data, str(base), n_eval)
-    log(f"sft: untrained SmolLM2 on {len(pairs)} LB4 test tactics")
-    res: dict = {
-        "config": {"model": "SmolLM2-135M-Instruct", "steps": steps, "batch": BATCH, "lr": LR,
-                   "max_length": MAX_LENGTH, "eval": len(pairs), "top_k": top_k},
-        "untrained": score(base, pairs, seed=0, top_k=top_k),
-        "runs": [],
-    }  # fmt: skip
-    for seed in seeds:
+    config = {"model": "SmolLM2-135M-Instruct", "steps": steps, "batch": BATCH, "lr": LR,
+              "max_length": MAX_LENGTH, "eval": len(pairs), "top_k": top_k}  # fmt: skip
+    if earlier is not None:
+        if earlier["config"] != config:
+            raise SystemExit(f"--extend: settings differ: {earlier['config']} vs {config}")
+        res = earlier
+    else:
+        log(f"sft: untrained SmolLM2 on {len(pairs)} LB4 test tactics")
+        untrained = score(base, pairs, seed=0, top_k=top_k)
+        res = {"config": config, "untrained": untrained, "runs": []}
+    done = {r["seed"] for r in res["runs"]}
+    for seed in [s for s in seeds if s not in done]:
         row: dict = {"seed": seed}
         for name, train in (("leantrain", train_leantrain), ("trl", train_trl)):
             out = work / f"sft-{name}-s{seed}"
@@ -283,6 +297,9 @@ def main() -> None:
     ap.add_argument("--work", default="/tmp/leantrain-quality")
     ap.add_argument("--json", default=None)
     ap.add_argument("--render", default=None, metavar="JSON")
+    ap.add_argument(
+        "--extend", default=None, metavar="JSON", help="keep this result's seeds, run the rest"
+    )
     ap.add_argument("--trl-child", nargs=3, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.trl_child:
@@ -300,8 +317,13 @@ def main() -> None:
     work = Path(args.work)
     data = make_exports(work)["lb4"]
     res = {"machine": machine(), "load_start": load_state(), "started": time.strftime("%F %T %Z")}
+    earlier = None
+    if args.extend:
+        earlier_res = json.loads(Path(args.extend).read_text(encoding="utf-8"))
+        earlier = earlier_res["sft"]
+        res["earlier"] = {k: earlier_res.get(k) for k in ("machine", "load_start", "started")}
     seeds = [int(x) for x in args.seeds.split(",")]
-    res["sft"] = run(data, args.steps, seeds, args.eval, work, args.top_k)
+    res["sft"] = run(data, args.steps, seeds, args.eval, work, args.top_k, earlier)
     res["load_end"] = load_state()
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
