@@ -1,0 +1,62 @@
+"""``leantrain prove``: best-first proof search over a split of an export.
+
+Imported by every ``leantrain`` invocation, so nothing heavy loads at module level. Bad input
+is checked in the order that writes nothing before it is known to be good: settings, theorems,
+backend (Lean and lean-dojo for ``leandojo``), output directory, then the models; only then is
+the output directory created.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from leantrain.core.command import Command
+from leantrain.core.config import parse_cli
+from leantrain.core.errors import ConfigError
+
+
+def run(argv: list[str]) -> int:
+    """Run ``leantrain prove …``; prints the summary as JSON on stdout and its headline on
+    stderr."""
+    from leantrain.prover.prover_config import ProverConfig
+
+    cfg = parse_cli(
+        ProverConfig,
+        argv,
+        aliases={"out": "output_dir", "k": "num_sampled_tactics"},
+        prog="leantrain prove",
+        description="Prove theorems of an export with best-first search guided by a trained "
+        "tactic generator.",
+    )
+    if not cfg.generator:
+        raise ConfigError("prove needs --generator", hint="--generator runs/sft (or a model dir)")
+    if not cfg.data:
+        raise ConfigError("prove needs --data", hint="--data EXPORT_DIR (leantrain export merge)")
+    if not cfg.output_dir:
+        raise ConfigError("prove needs --output-dir", hint="--output-dir proofs/new")
+    from leantrain.prover.prover import Prover, make_backend
+    from leantrain.prover.results import ResultStore
+    from leantrain.prover.summary import one_line
+    from leantrain.prover.theorems import load_split
+
+    theorems = load_split(
+        cfg.data,
+        cfg.split,
+        split_strategy=cfg.split_strategy,
+        names=cfg.theorems,
+        limit=cfg.max_theorems,
+    )
+    backend = make_backend(cfg)
+    metric = str(getattr(backend, "metric", "proof rate"))
+    ResultStore(cfg.output_dir, cfg.tracked(), metric).check()
+    prover = Prover(cfg, backend=backend)
+    summary = prover.evaluate(theorems)
+    print(json.dumps(summary, ensure_ascii=False, indent=2))
+    print(one_line(summary) + f"; results in {cfg.output_dir}", file=sys.stderr)
+    return 0
+
+
+def register() -> list[Command]:
+    """The ``prove`` command of the ``leantrain`` CLI."""
+    return [Command("prove", "prove theorems with the trained models (best-first search)", run)]

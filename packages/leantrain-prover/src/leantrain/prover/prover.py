@@ -1,0 +1,243 @@
+"""``Prover``: load the models once, then prove theorems one by one with best-first search.
+
+::
+
+    prover = Prover(generator="runs/sft", data="export_dir", backend="replay",
+                    output_dir="proofs/")
+    summary = prover.evaluate()          # the split of config.data; resumes in output_dir
+    result = prover.prove(theorem)       # one theorem (a Theorem or a LeanDojo record)
+
+The backend is built first (so ``--backend leandojo`` without Lean fails before any model
+loads); the generator, progress model and backend can also be passed in as objects.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from leantrain.core.config import config_from_dict
+from leantrain.core.errors import ConfigError, DataError
+from leantrain.core.schemas import Theorem
+from leantrain.prover.backend import Backend, BackendError
+from leantrain.prover.prover_config import ProverConfig
+from leantrain.prover.results import ResultStore
+from leantrain.prover.search import (
+    SearchResult,
+    SearchSettings,
+    StepsPredictor,
+    TacticGenerator,
+    best_first_search,
+)
+from leantrain.prover.summary import summarize
+from leantrain.prover.theorems import as_theorem, load_split, repository, theorem_id
+
+
+def make_backend(config: ProverConfig) -> Backend:
+    """The backend ``config.backend`` names (the leandojo one checks Lean and lean-dojo here)."""
+    if config.backend == "replay":
+        from leantrain.prover.replay import ReplayBackend
+
+        return ReplayBackend()
+    if config.backend == "leandojo":
+        from leantrain.prover.leandojo import LeanDojoBackend
+
+        return LeanDojoBackend(config.tactic_timeout)
+    raise ConfigError(f"unknown backend '{config.backend}'", hint="choose replay or leandojo")
+
+
+def load_progress(path: str, device: str | None) -> StepsPredictor:
+    """A :class:`~leantrain.progress.ProgressPredictor` (needs leantrain-prover[progress])."""
+    from leantrain.core.errors import require_package
+
+    require_package(
+        "leantrain.progress",
+        extra="progress",
+        dist="leantrain-prover",
+        feature="--progress (progress-guided search)",
+    )
+    from leantrain.progress import ProgressPredictor
+
+    predictor: StepsPredictor = ProgressPredictor.from_pretrained(path, device=device)
+    return predictor
+
+
+def traced_record(theorem: Theorem, result: SearchResult) -> dict[str, Any]:
+    """The theorem with the found proof as its ``traced_tactics`` (LeanDojo's format)."""
+    record = {
+        k: v
+        for k, v in theorem.to_json().items()
+        if k in ("url", "commit", "file_path", "full_name", "theorem_statement", "start", "end")
+    }
+    record["traced_tactics"] = [
+        {
+            "tactic": s.tactic,
+            "annotated_tactic": [s.tactic, []],
+            "state_before": s.state_before,
+            "state_after": s.state_after,
+        }
+        for s in result.proof
+    ]
+    return record
+
+
+class Prover:
+    """Best-first proof search with a tactic generator, an optional progress model and a backend.
+
+    ``config`` is a :class:`ProverConfig`, a dict of its keys, or keys given as keyword
+    arguments. ``generator`` / ``backend`` / ``progress`` objects replace what the config names
+    (tests and callers holding a model in memory); otherwise they load once, here.
+    """
+
+    def __init__(
+        self,
+        config: ProverConfig | Mapping[str, Any] | None = None,
+        *,
+        generator: TacticGenerator | None = None,
+        backend: Backend | None = None,
+        progress: StepsPredictor | None = None,
+        **settings: Any,
+    ) -> None:
+        if isinstance(config, ProverConfig):
+            if settings:
+                raise ConfigError("give a ProverConfig or keyword settings, not both")
+            self.config = config
+        else:
+            self.config = config_from_dict(ProverConfig, {**dict(config or {}), **settings})
+        cfg = self.config
+        self.backend = backend if backend is not None else make_backend(cfg)
+        if generator is None:
+            if not cfg.generator:
+                raise ConfigError("no tactic generator given", hint="pass --generator RUN_OR_MODEL")
+            from leantrain.prover.generator import HFGenerator
+
+            generator = HFGenerator.from_pretrained(
+                cfg.generator,
+                system_prompt=cfg.system_prompt,
+                device=cfg.device,
+                decoding=cfg.decoding,
+                temperature=cfg.temperature,
+                max_new_tokens=cfg.max_new_tokens,
+                batch_size=cfg.generation_batch_size,
+            )
+        self.generator = generator
+        if progress is None and cfg.progress:
+            progress = load_progress(cfg.progress, cfg.device)
+        self.progress = progress
+        self.settings = SearchSettings(
+            num_sampled_tactics=cfg.num_sampled_tactics,
+            max_expansions=cfg.max_expansions,
+            max_nodes=cfg.max_nodes,
+            timeout=cfg.timeout,
+            expansion_batch=cfg.expansion_batch,
+            length_normalize=cfg.length_normalize,
+            progress_weight=cfg.progress_weight,
+        )
+        if cfg.decoding == "sample":
+            import torch
+
+            torch.manual_seed(cfg.seed)
+
+    @property
+    def metric(self) -> str:
+        """The name of the proof rate this prover's backend measures."""
+        return str(getattr(self.backend, "metric", "proof rate"))
+
+    def search(self, theorem: Theorem | Mapping[str, Any]) -> SearchResult:
+        """Best-first search on one theorem; a theorem the backend cannot start is ``crashed``
+        with the reason in ``error``."""
+        theorem = as_theorem(theorem)
+        start = time.monotonic()
+        try:
+            session = self.backend.start(theorem)
+        except BackendError as e:
+            return SearchResult(
+                "crashed", nodes=0, time_s=time.monotonic() - start, error=e.one_line()
+            )
+        try:
+            return best_first_search(session, self.generator, self.settings, progress=self.progress)
+        finally:
+            session.close()
+
+    def prove(self, theorem: Theorem | Mapping[str, Any], split: str = "") -> dict[str, Any]:
+        """Prove one theorem; its result row: ``proved``, ``proof`` (tactics), ``status``,
+        ``expansions``, ``tactics_tried``, ``nodes``, times, ``error``, and ``traced`` (the
+        theorem with the proof as ``traced_tactics``, ``None`` when not proved)."""
+        theorem = as_theorem(theorem)
+        result = self.search(theorem)
+        return {
+            "id": theorem_id(theorem),
+            "full_name": theorem.full_name,
+            "file_path": theorem.file_path,
+            "repository": repository(theorem),
+            "split": split,
+            "backend": self.backend.name,
+            "proved": result.proved,
+            "status": result.status,
+            "proof": [s.tactic for s in result.proof],
+            "expansions": result.expansions,
+            "tactics_tried": result.tactics_tried,
+            "nodes": result.nodes,
+            "time_s": round(result.time_s, 4),
+            "generator_time_s": round(result.generator_time_s, 4),
+            "backend_time_s": round(result.backend_time_s, 4),
+            "error": result.error,
+            "traced": traced_record(theorem, result) if result.proved else None,
+        }
+
+    def load_theorems(self) -> list[Theorem]:
+        """The theorems the config selects (``data``, ``split``, ``theorems``, ``max_theorems``)."""
+        cfg = self.config
+        return load_split(
+            cfg.data,
+            cfg.split,
+            split_strategy=cfg.split_strategy,
+            names=cfg.theorems,
+            limit=cfg.max_theorems,
+        )
+
+    def store(self) -> ResultStore | None:
+        """The result store of ``config.output_dir`` (``None`` without one); not yet opened."""
+        if not self.config.output_dir:
+            return None
+        return ResultStore(self.config.output_dir, self.config.tracked(), self.metric)
+
+    def evaluate(
+        self,
+        theorems: Iterable[Theorem | Mapping[str, Any]] | None = None,
+        *,
+        split: str | None = None,
+        show_progress: bool | None = None,
+    ) -> dict[str, Any]:
+        """Prove ``theorems`` (default: :meth:`load_theorems`) and return the summary.
+
+        With ``config.output_dir`` every result is appended to ``results.jsonl`` as it ends and
+        theorems already there are skipped, so a killed run continues where it stopped.
+        """
+        split = self.config.split if split is None else split
+        todo = [as_theorem(t) for t in (self.load_theorems() if theorems is None else theorems)]
+        if not todo:
+            raise DataError(None, "no theorems to prove", hint="check --data, --split, --theorems")
+        store = self.store()
+        done = store.open() if store is not None else set()
+        rows = list(store.rows) if store is not None else []
+        show = self.config.progress_bar if show_progress is None else show_progress
+        from tqdm.auto import tqdm
+
+        bar = tqdm(todo, desc="proving", unit="thm", disable=not show, dynamic_ncols=True)
+        for theorem in bar:
+            if theorem_id(theorem) in done:
+                continue
+            row = self.prove(theorem, split)
+            rows.append(row)
+            done.add(row["id"])
+            if store is not None:
+                store.add(row)
+            proved = sum(r["proved"] for r in rows)
+            bar.set_postfix_str(f"{self.metric} {proved}/{len(rows)}")
+        if store is not None:
+            store.write_summary()
+            store.write_proofs()
+        wanted = {theorem_id(t) for t in todo}
+        return summarize([r for r in rows if r["id"] in wanted], self.metric)
