@@ -288,3 +288,66 @@ def test_an_event_lost_to_a_kill_after_the_manifest_is_written_on_resume(
     evals = sorted((e["step"], e["repo_index"]) for e in events if e["kind"] == "eval")
     assert sorted(steps) == [0, 1, 2]
     assert evals == [(0, 0), (1, 0), (1, 1), (2, 0), (2, 1), (2, 2)]
+
+
+def test_a_rerun_with_other_in_memory_rows_is_refused_not_answered_from_the_old_run(
+    tmp_path: Path,
+) -> None:
+    rows = [{"state": "⊢ a", "tactic": "rfl"}, {"state": "⊢ b", "tactic": "simp"}]
+    first = LifelongEngine(tmp_path, [FakeTrainer()], data=rows).run()["fake"]
+    assert next(iter(first["per_repo"])).startswith("dataset:")
+    same = FakeTrainer()
+    LifelongEngine(tmp_path, [same], data=[dict(r) for r in rows]).run()  # equal content
+    assert same.steps == []
+    for other in (rows[:1], [*rows, {"state": "⊢ c", "tactic": "omega"}]):
+        with pytest.raises(ConfigError, match="was trained on other data"):
+            LifelongEngine(tmp_path, [FakeTrainer()], data=other).run()
+    again = FakeTrainer()
+    out = LifelongEngine(tmp_path, [again], data=rows[:1], overwrite=True).run()["fake"]
+    assert [s.data for s in again.steps] == [rows[:1]] and list(out["per_repo"]) != list(
+        first["per_repo"]
+    )
+
+
+def test_a_dataset_is_fingerprinted_by_its_rows(tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    rows = [{"prompt": f"⊢ {i}", "completion": "rfl"} for i in range(5)]
+    LifelongEngine(tmp_path, [FakeTrainer()], data=datasets.Dataset.from_list(rows)).run()
+    same = FakeTrainer()
+    rebuilt = datasets.Dataset.from_list(rows).with_format("numpy")  # format does not count
+    LifelongEngine(tmp_path, [same], data=rebuilt).run()
+    assert same.steps == []
+    fewer = datasets.Dataset.from_list(rows).select(range(3))  # max_samples=3
+    with pytest.raises(ConfigError, match="was trained on other data"):
+        LifelongEngine(tmp_path, [FakeTrainer()], data=fewer).run()
+
+
+def test_in_memory_data_that_cannot_be_fingerprinted_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot tell in-memory data of type object"):
+        LifelongEngine(tmp_path, [FakeTrainer()], data=object()).run()
+
+
+def test_last_data_is_the_last_steps_data_also_when_nothing_was_left(tmp_path: Path) -> None:
+    db = FakeDatabase()
+    first = LifelongEngine(tmp_path, [FakeTrainer()], database=db, repos=REPOS[:2])
+    first.run()
+    rerun = LifelongEngine(tmp_path, [FakeTrainer()], database=db, repos=REPOS[:2])
+    rerun.run()
+    assert first.last_data == rerun.last_data == tmp_path / "data" / "001_b"
+    assert (rerun.last_data / "random" / "test.json").is_file()
+
+
+def test_a_manifest_of_an_unversioned_development_run_is_one_line(tmp_path: Path) -> None:
+    from leantrain.core.errors import CheckpointError
+
+    LifelongEngine(tmp_path, [FakeTrainer()], database=FakeDatabase(), repos=REPOS[:1]).run()
+    old = json.loads((tmp_path / "manifest.json").read_text())
+    old.pop("format_version")
+    (tmp_path / "manifest.json").write_text(json.dumps({"schema": 1, **old}))
+    with pytest.raises(CheckpointError, match=r"without a format_version.*overwrite"):
+        LifelongEngine(tmp_path, [FakeTrainer()], database=FakeDatabase(), repos=REPOS[:1]).run()
+    trainer = FakeTrainer()
+    LifelongEngine(
+        tmp_path, [trainer], database=FakeDatabase(), repos=REPOS[:1], overwrite=True
+    ).run()
+    assert [s.index for s in trainer.steps] == [0]

@@ -31,6 +31,8 @@ Run directory::
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -50,7 +52,13 @@ from leantrain.core.errors import (
     MissingDependencyError,
 )
 from leantrain.core.events import EventLog, read_events
-from leantrain.core.manifest import RunManifest
+from leantrain.core.manifest import (
+    MANIFEST_NAME,
+    CheckpointRecord,
+    EvalRecord,
+    RunManifest,
+    StepRecord,
+)
 from leantrain.core.output_dir import claim_output_dir
 
 DATA_SUBDIR = "data"
@@ -252,6 +260,36 @@ def write_repo_eval_dir(export_dir: Path, repo: str, out: Path) -> Path:
     return out
 
 
+# -- one-off data ------------------------------------------------------------------------------
+def data_label(data: Any) -> str:
+    """The name of one-off training data in a run's ``order``: ``data:<absolute path>`` for a
+    path, ``dataset:<SHA-256 of the rows>`` for in-memory data (a ``datasets.Dataset`` or a list
+    of rows). A rerun into the same run directory with other data is refused by name, like a
+    rerun on other repositories, instead of returning the old result."""
+    if isinstance(data, (str, Path)):
+        return f"data:{Path(data).resolve()}"
+    return f"dataset:{content_fingerprint(data)}"
+
+
+def content_fingerprint(data: Any) -> str:
+    """Hex SHA-256 of in-memory rows: a ``datasets.Dataset`` (read in batches, whatever its
+    format) or a list / tuple of JSON-like rows. Anything else is a :class:`ConfigError`."""
+    if hasattr(data, "column_names") and hasattr(data, "with_format"):  # datasets.Dataset
+        batches: Iterable[Any] = data.with_format(None).iter(batch_size=1024)
+    elif isinstance(data, (list, tuple)):
+        batches = (data[i : i + 1024] for i in range(0, len(data), 1024))
+    else:
+        raise ConfigError(
+            f"cannot tell in-memory data of type {type(data).__name__} apart from other data",
+            hint="pass a datasets.Dataset, a list of rows, or the path of an export or a file",
+        )
+    digest = hashlib.sha256()
+    for batch in batches:
+        digest.update(json.dumps(batch, sort_keys=True, ensure_ascii=False, default=repr).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
 # -- the engine --------------------------------------------------------------------------------
 Event = Callable[[dict[str, Any]], None]
 
@@ -261,7 +299,12 @@ class LifelongEngine:
 
     * ``database`` + ``repos`` (``None``: ``database.curriculum()``): lifelong.
     * ``data`` instead of a database: one step on data the user prepared (an export directory,
-      a file, a dataset) — the same loop with one step, named after the data.
+      a file, a dataset) — the same loop with one step, named after the data (its path, or a
+      fingerprint of in-memory rows: see :func:`data_label`).
+
+    After ``run()``, ``last_data`` is the data of the last step (an export directory, or the
+    one-off data), also when a rerun had nothing left to train: what a trainer's
+    ``evaluate()`` defaults to.
 
     ``chain`` maps a trainer to another whose checkpoint of the *same* step it starts from
     (``{"grpo": "sft"}``: GRPO refines each repository's SFT model). ``evaluate`` turns the
@@ -269,8 +312,9 @@ class LifelongEngine:
     written to ``metrics.jsonl`` (for progress bars); ``callbacks`` maps a trainer's name to
     engine callbacks handed to it in each :class:`Step`. ``run_dir`` must be new, empty or an
     earlier run (see :mod:`leantrain.core.output_dir`); ``overwrite`` empties an earlier run
-    first (a different config is otherwise an error naming the changed keys). A rerun with the same trainers resumes:
-    finished steps are skipped, an interrupted one continues from its ``work_dir``.
+    first (a different config or other data is otherwise an error naming what changed). A rerun
+    with the same trainers resumes: finished steps are skipped, an interrupted one continues
+    from its ``work_dir``.
     """
 
     def __init__(
@@ -324,87 +368,91 @@ class LifelongEngine:
         self.overwrite = overwrite
         self._prepared = False
         self._touched: set[int] = set()  # trainers that trained or loaded a model in this run
+        self.last_data: Any = None  # set by run(): the data of the last step
         self.output_flag = output_flag
         self.kind = kind
         self.main = is_main_process()
         self.events = EventLog(self.run_dir) if self.main else None
+        self.manifest: RunManifest | None = None  # set by run()
 
     # -- public ---------------------------------------------------------------------------------
     def run(self) -> dict[str, dict[str, Any]]:
         """Train every step not yet done; returns ``{trainer: result}`` (see :meth:`result`)."""
-        manifest = self._manifest()
-        for index, repo, items in self._order(manifest):
-            data = self._export(manifest, index, repo, items)
-            eval_dirs = self._eval_dirs(manifest, index, repo, data)
+        self.manifest = self._open_manifest()
+        for index, repo, items in self._order():
+            data = self._export(index, repo, items)
+            eval_dirs = self._eval_dirs(index, repo, data)
             for trainer in self.trainers:
-                self._run_step(manifest, trainer, index, repo, items, data, eval_dirs)
-            if self.main and repo not in manifest.completed_repos:
-                manifest.complete_repo(repo)
-        if self.main:
-            manifest.data["status"] = "completed"
-            manifest.data["position"] = {}
-            manifest.save()
+                self._run_step(trainer, index, repo, items, data, eval_dirs)
+            self.last_data = data
         for trainer in self.trainers:  # a rerun with nothing left: the final model, not the base
-            steps = _steps(manifest, trainer.name)
+            steps = self.manifest.trained_steps(trainer.name)
             if id(trainer) not in self._touched and steps:
-                trainer.load(self._verified(manifest, self.run_dir / steps[-1]["checkpoint"]))
-        return {t.name: self.result(manifest, t.name) for t in self.trainers}
+                trainer.load(self._verified(steps[-1].checkpoint))
+        return {t.name: self.result(t.name) for t in self.trainers}
 
-    def result(self, manifest: RunManifest, name: str) -> dict[str, Any]:
+    def result(self, name: str) -> dict[str, Any]:
         """``{output_dir, per_repo, final, checkpoints, model_dir, evals}`` of trainer ``name``."""
-        steps = _steps(manifest, name)
-        per_repo = {s["repo"]: s["metrics"] for s in steps}
-        checkpoints = [str(manifest.run_dir / s["checkpoint"]) for s in steps]
+        manifest = self._require_manifest()
+        steps = manifest.trained_steps(name)
+        checkpoints = [str(manifest.checkpoint_path(s.checkpoint)) for s in steps]
         return {
             "output_dir": str(self.run_dir / name),
-            "per_repo": per_repo,
-            "final": steps[-1]["metrics"] if steps else {},
+            "per_repo": {s.repo: s.metrics for s in steps},
+            "final": steps[-1].metrics if steps else {},
             "checkpoints": checkpoints,
             "model_dir": checkpoints[-1] if checkpoints else None,
-            "evals": [e for e in manifest.data.get("evals", []) if e["trainer"] == name],
+            "evals": manifest.eval_rows(name),
         }
 
-    # -- order and data -------------------------------------------------------------------------
-    def _manifest(self) -> RunManifest:
-        run_config = {"trainers": [t.name for t in self.trainers], "chain": self.chain}
-        run_config.update({k: v for k, v in self.configs.items()})
-        path = self.run_dir / "manifest.json"
+    # -- the manifest ---------------------------------------------------------------------------
+    def _require_manifest(self) -> RunManifest:
+        if self.manifest is None:
+            raise RuntimeError("LifelongEngine.run() opens the manifest first")
+        return self.manifest
+
+    def _run_config(self) -> dict[str, Any]:
+        """What must not change between a run and its resume: trainers, chain, sections."""
+        return {"trainers": [t.name for t in self.trainers], "chain": self.chain, **self.configs}
+
+    def _open_manifest(self) -> RunManifest:
+        """Claim the run directory and load its manifest (refusing a changed config), or
+        start one. Other ranks wait for rank 0's."""
+        path = self.run_dir / MANIFEST_NAME
         if not self.main:
             _wait_for(path)
             return RunManifest.load(self.run_dir)
-        claim_output_dir(
-            self.run_dir,
-            kind="run",
-            flag=self.output_flag,
-            overwrite=self.overwrite,
-            legacy=("manifest.json",),
+        claim_output_dir(self.run_dir, kind="run", flag=self.output_flag, overwrite=self.overwrite)
+        if not path.is_file():
+            return RunManifest.create(
+                self.run_dir,
+                kind=self.kind,
+                trainers=[t.name for t in self.trainers],
+                chain=self.chain,
+                config=self.configs,
+            )
+        manifest = RunManifest.load(self.run_dir)
+        old = {"trainers": manifest.trainers, "chain": manifest.chain, **manifest.config}
+        new = self._run_config()
+        changed = sorted(
+            f"{section}.{key}" if isinstance(old.get(section), dict) and key else section
+            for section in set(old) | set(new)
+            for key in _changed(old.get(section), new.get(section))
         )
-        if path.is_file():
-            manifest = RunManifest.load(self.run_dir)
-            old = manifest.data.get("config", {})
-            changed = sorted(
-                f"{section}.{key}" if isinstance(old.get(section), dict) else section
-                for section in set(old) | set(run_config)
-                for key in _changed(old.get(section), run_config.get(section))
+        if changed:
+            raise ConfigError(
+                f"{self.run_dir} holds a run with a different config "
+                f"(changed: {', '.join(changed[:6])})",
+                hint="same config to resume; another directory, or --overwrite to start over",
             )
-            if changed:
-                raise ConfigError(
-                    f"{self.run_dir} holds a run with a different config "
-                    f"(changed: {', '.join(changed[:6])})",
-                    hint="same config to resume; another directory, or --overwrite to start over",
-                )
-            return manifest
-        return RunManifest.load_or_create(self.run_dir, kind=self.kind, config=run_config)
+        return manifest
 
-    def _order(self, manifest: RunManifest) -> list[tuple[int, str, list[Any]]]:
+    # -- order and data -------------------------------------------------------------------------
+    def _order(self) -> list[tuple[int, str, list[Any]]]:
         """``(index, repo id, repo items so far)`` of every step, checked against the manifest."""
+        manifest = self._require_manifest()
         if self.database is None:
-            label = (
-                f"data:{Path(self.data).resolve()}"
-                if isinstance(self.data, (str, Path))
-                else "dataset"
-            )
-            order, items = [label], [self.data]
+            order, items = [data_label(self.data)], [self.data]
         else:
             if self.repos is None:
                 if not hasattr(self.database, "curriculum"):
@@ -417,46 +465,50 @@ class LifelongEngine:
             if not items:
                 raise DataError(None, "no repositories to train on", hint="import data first")
             order = [repo_id(r, self.database) for r in items]
-        old = manifest.data.get("order")
+        old = manifest.order
         if old and old != order[: len(old)] and self.main:
+            what = "other data" if self.database is None else "other repositories"
             raise ConfigError(
-                f"{self.run_dir} was trained on other repositories ({', '.join(old[:3])} …)",
-                hint="keep the earlier repositories first and in order, or use another output dir",
+                f"{self.run_dir} was trained on {what} ({', '.join(old[:3])} …)",
+                hint="keep the earlier repositories first and in order, another output "
+                "directory, or overwrite to start over",
             )
         if self.main and old != order:
-            manifest.data["order"] = order
+            manifest.order = order
             manifest.save()
         return [(i, r, items[: i + 1]) for i, r in enumerate(order)]
 
-    def _export(self, manifest: RunManifest, index: int, repo: str, items: list[Any]) -> Any:
+    def _export(self, index: int, repo: str, items: list[Any]) -> Any:
+        """The data of step ``index``: the merged export of ``items`` (written once, by rank
+        0), or the one-off data."""
+        manifest = self._require_manifest()
         if self.database is None:
             return self.data
         out = self.data_path / f"{index:03d}_{repo_slug(repo)}"
-        if all(self._done(manifest, t.name, index) for t in self.trainers):
+        if all(self._done(t.name, index) for t in self.trainers):
             return out
         if not self.main:
             _wait_for(out)
             return out
-        exported = manifest.data.setdefault("exports", {})
-        if exported.get(str(index)) != str(out) or not out.is_dir():
+        if manifest.exports.get(index) != str(out) or not out.is_dir():
             if not self._prepared and hasattr(self.database, "prepare_lifelong"):
                 # e.g. pin the novel-premises hold-out rate over every repository of the run
                 self.database.prepare_lifelong(list(self.repos or []) or None, self.data_path)
                 self._prepared = True
             t0 = time.time()
             self.database.export_merged_data(list(items), out)
-            exported[str(index)] = str(out)
+            manifest.exports[index] = str(out)
             manifest.save()
             self._event("export", repo=repo, repo_index=index, seconds=round(time.time() - t0, 2))
         return out
 
-    def _eval_dirs(self, manifest: RunManifest, index: int, repo: str, data: Any) -> list[Any]:
+    def _eval_dirs(self, index: int, repo: str, data: Any) -> list[tuple[int, str, Path]]:
         """``[(j, repo_j, dir_j)]`` for every repository so far (written when it is added)."""
         if not self.evaluate or self.database is None:
             if self.evaluate and isinstance(data, (str, Path)) and Path(data).is_dir():
                 return [(0, repo, Path(data))]
             return []
-        order = manifest.data.get("order", [])
+        order = self._require_manifest().order
         dirs = []
         for j in range(index + 1):
             out = self.data_path / EVAL_SUBDIR / f"{j:03d}_{repo_slug(order[j])}"
@@ -466,140 +518,167 @@ class LifelongEngine:
         return dirs
 
     # -- one trainer on one step ----------------------------------------------------------------
-    def _done(self, manifest: RunManifest, name: str, index: int) -> bool:
-        entry = manifest.data.get("steps", {}).get(f"{name}/{index}")
-        return bool(entry and entry.get("status") == "done")
+    def _done(self, name: str, index: int) -> bool:
+        record = self._require_manifest().step(name, index)
+        return record is not None and record.status == "done"
 
     def _run_step(
         self,
-        manifest: RunManifest,
         trainer: LifelongTrainer,
         index: int,
         repo: str,
         items: list[Any],
         data: Any,
-        eval_dirs: list[Any],
+        eval_dirs: list[tuple[int, str, Path]],
     ) -> None:
-        key = f"{trainer.name}/{index}"
-        entry = manifest.data.setdefault("steps", {}).get(key)
-        if entry and entry.get("status") == "done":
+        """Bring ``trainer``'s step ``index`` to done: train and save it (or, after a kill,
+        reload what was saved), then score it on every repository so far. Rank 0 saves and
+        records; other ranks train alongside and wait for its record."""
+        record = self._require_manifest().step(trainer.name, index)
+        if record is not None and record.status == "done":
             return
-        trainer_dir = self.run_dir / trainer.name
-        ckpt = trainer_dir / step_name(index, repo)
         merged: dict[str, Any] = {}
-        if entry is None:  # not trained yet (or killed while training): train
-            self._event("start", trainer=trainer.name, repo=repo, repo_index=index)
-            if self.main:
-                manifest.set_position(repo=repo, repo_index=index, trainer=trainer.name)
-            step = Step(
-                index=index,
-                repo=repo,
-                repos=[repo_id(r, self.database) for r in items] if self.database else [repo],
-                data=data,
-                init_from=self._init_from(manifest, trainer.name, index),
-                work_dir=trainer_dir / WORK_SUBDIR / f"{index:03d}",
-                log_file=trainer_dir / LOGS_SUBDIR / f"{step_name(index, repo)}.jsonl",
-                callbacks=list(self.callbacks.get(trainer.name, [])),
-            )
-            t0 = time.time()
-            metrics = dict(trainer.train_step(step))
-            self._touched.add(id(trainer))
-            seconds = round(time.time() - t0, 2)
-            if not self.main:  # rank 0 saves and records; wait for it before the next step
-                self._wait_recorded(manifest, key)
+        if record is None:
+            step = self._new_step(trainer, index, repo, items, data)
+            metrics, seconds = self._train(trainer, step)
+            if not self.main:
+                self._wait_recorded(trainer.name, index)
                 return
-            with atomic_directory(ckpt) as tmp:
-                trainer.save(tmp)
-                apply_umask_modes(tmp)  # libraries write some files private (safetensors 0600)
-            if self.evaluate and isinstance(data, (str, Path)):
-                merged = self._evaluate(trainer, data)
-                metrics.update({f"{self.eval_split}_{k}": v for k, v in merged.items()})
-            entry = {
-                "repo": repo,
-                "index": index,
-                "checkpoint": str(ckpt.relative_to(self.run_dir)),
-                "init_from": None if step.init_from is None else str(step.init_from),
-                "metrics": metrics,
-                "seconds": seconds,
-                "status": "trained",
-            }
-            manifest.data["steps"][key] = entry
-            manifest.add_checkpoint(ckpt, trainer=trainer.name, repo=repo, index=index, save=False)
-            manifest.data["metrics"].setdefault("per_repo", {}).setdefault(repo, {})[
-                trainer.name
-            ] = metrics
-            manifest.save()
-            self._event(
-                "step",
-                trainer=trainer.name,
-                repo=repo,
-                repo_index=index,
-                metrics=metrics,
-                seconds=seconds,
-            )
-            shutil.rmtree(step.work_dir, ignore_errors=True)
-            with contextlib.suppress(OSError):  # only when no other step's state is left
-                step.work_dir.parent.rmdir()
-        elif self.main:  # trained, killed while evaluating: reload the saved model
-            trainer.load(self._verified(manifest, ckpt))
-            self._touched.add(id(trainer))
-            logged = self._logged_events()
-            if ("step", trainer.name, index, None) not in logged:  # killed before its event
-                self._event(
-                    "step",
-                    trainer=trainer.name,
-                    repo=repo,
-                    repo_index=index,
-                    metrics=entry["metrics"],
-                    seconds=entry.get("seconds"),
-                )
-            for row in manifest.data.get("evals", []):  # the same for a recorded evaluation
-                key_of_row = ("eval", row["trainer"], row["step"], row["repo_index"])
-                if (
-                    row["trainer"] == trainer.name
-                    and row["step"] == index
-                    and key_of_row not in logged
-                ):
-                    self._event("eval", **row)
-            # killed before its resumable state was removed: the saved model supersedes it
-            work_dir = trainer_dir / WORK_SUBDIR / f"{index:03d}"
-            shutil.rmtree(work_dir, ignore_errors=True)
-            with contextlib.suppress(OSError):
-                work_dir.parent.rmdir()
-        if not self.main:
-            return
-        evals = manifest.data.setdefault("evals", [])
-        seen = {(e["trainer"], e["step"], e["repo_index"]) for e in evals}
+            checkpoint = self._save(trainer, step)
+            merged = self._evaluate_merged(trainer, data)
+            metrics.update({f"{self.eval_split}_{k}": v for k, v in merged.items()})
+            record = self._record(trainer, step, checkpoint, metrics, seconds)
+        elif self.main:  # trained and recorded, killed while evaluating
+            self._reload(trainer, record)
+        if self.main:
+            self._evaluate_each_repo(trainer, record, eval_dirs, merged)
+
+    def _new_step(
+        self, trainer: LifelongTrainer, index: int, repo: str, items: list[Any], data: Any
+    ) -> Step:
+        """The :class:`Step` handed to ``trainer`` for repository ``index``."""
+        trainer_dir = self.run_dir / trainer.name
+        return Step(
+            index=index,
+            repo=repo,
+            repos=[repo_id(r, self.database) for r in items] if self.database else [repo],
+            data=data,
+            init_from=self._init_from(trainer.name, index),
+            work_dir=self._work_dir(trainer.name, index),
+            log_file=trainer_dir / LOGS_SUBDIR / f"{step_name(index, repo)}.jsonl",
+            callbacks=list(self.callbacks.get(trainer.name, [])),
+        )
+
+    def _train(self, trainer: LifelongTrainer, step: Step) -> tuple[dict[str, Any], float]:
+        """Run ``trainer.train_step``; returns its metrics and the seconds it took."""
+        self._event("start", trainer=trainer.name, repo=step.repo, repo_index=step.index)
+        t0 = time.time()
+        metrics = dict(trainer.train_step(step))
+        self._touched.add(id(trainer))
+        return metrics, round(time.time() - t0, 2)
+
+    def _save(self, trainer: LifelongTrainer, step: Step) -> CheckpointRecord:
+        """Save ``trainer``'s model as the step's checkpoint directory (atomically, with the
+        modes the umask gives); returns its checksummed record."""
+        ckpt = self.run_dir / trainer.name / step_name(step.index, step.repo)
+        with atomic_directory(ckpt) as tmp:
+            trainer.save(tmp)
+            apply_umask_modes(tmp)  # libraries write some files private (safetensors 0600)
+        return self._require_manifest().checksum(ckpt)
+
+    def _evaluate_merged(self, trainer: LifelongTrainer, data: Any) -> dict[str, Any]:
+        """The model on the step's own (merged) data, when that is a path; else ``{}``."""
+        if self.evaluate and isinstance(data, (str, Path)):
+            return self._evaluate(trainer, data)
+        return {}
+
+    def _record(
+        self,
+        trainer: LifelongTrainer,
+        step: Step,
+        checkpoint: CheckpointRecord,
+        metrics: dict[str, Any],
+        seconds: float,
+    ) -> StepRecord:
+        """Record a saved step in the manifest, log its ``step`` event and drop its resumable
+        state (the saved model supersedes it)."""
+        record = StepRecord(
+            trainer=trainer.name,
+            index=step.index,
+            repo=step.repo,
+            checkpoint=checkpoint,
+            init_from=None if step.init_from is None else str(step.init_from),
+            metrics=metrics,
+            seconds=seconds,
+        )
+        self._require_manifest().record_step(record)
+        self._step_event(record)
+        _remove_work_dir(step.work_dir)
+        return record
+
+    def _reload(self, trainer: LifelongTrainer, record: StepRecord) -> None:
+        """Make a recorded step's saved model ``trainer``'s again after a kill, write the events
+        the kill lost and drop resumable state it left."""
+        trainer.load(self._verified(record.checkpoint))
+        self._touched.add(id(trainer))
+        self._replay_lost_events(record)
+        _remove_work_dir(self._work_dir(record.trainer, record.index))
+
+    def _replay_lost_events(self, record: StepRecord) -> None:
+        """Append the ``step`` / ``eval`` events of ``record`` that the manifest has and
+        ``metrics.jsonl`` lacks (a kill between saving the manifest and logging)."""
+        logged = self._logged_events()
+        if ("step", record.trainer, record.index, None) not in logged:
+            self._step_event(record)
+        for row in self._require_manifest().evals:
+            if (
+                row.trainer == record.trainer
+                and row.step == record.index
+                and ("eval", row.trainer, row.step, row.repo_index) not in logged
+            ):
+                self._event("eval", **row.model_dump())
+
+    def _evaluate_each_repo(
+        self,
+        trainer: LifelongTrainer,
+        record: StepRecord,
+        eval_dirs: list[tuple[int, str, Path]],
+        merged: dict[str, Any],
+    ) -> None:
+        """Score the step's model on each repository's own test split not yet scored (one row
+        of the forgetting matrix), then mark the step done."""
+        manifest = self._require_manifest()
+        seen = {(e.trainer, e.step, e.repo_index) for e in manifest.evals}
         for j, repo_j, eval_dir in eval_dirs:
-            if (trainer.name, index, j) in seen:
+            if (trainer.name, record.index, j) in seen:
                 continue
             # after the first repository the merged test split *is* its own: score it once
-            metrics = merged if index == j == 0 and merged else self._evaluate(trainer, eval_dir)
-            row = {
-                "trainer": trainer.name,
-                "step": index,
-                "repo_index": j,
-                "repo": repo_j,
-                "score_key": trainer.score_key,
-                "higher_is_better": trainer.higher_is_better,
-                "metrics": metrics,
-            }
-            evals.append(row)
-            manifest.save()
-            self._event("eval", **row)
-        entry["status"] = "done"
-        manifest.save()
+            first = record.index == j == 0 and merged
+            row = EvalRecord(
+                trainer=trainer.name,
+                step=record.index,
+                repo_index=j,
+                repo=repo_j,
+                score_key=trainer.score_key,
+                higher_is_better=trainer.higher_is_better,
+                metrics=merged if first else self._evaluate(trainer, eval_dir),
+            )
+            manifest.record_eval(row)
+            self._event("eval", **row.model_dump())
+        manifest.mark_done(record)
 
-    def _wait_recorded(self, manifest: RunManifest, key: str, timeout: float = 3600.0) -> None:
+    def _wait_recorded(self, name: str, index: int, timeout: float = 3600.0) -> None:
+        """Another rank: wait until rank 0 recorded step ``index`` of ``name``, reloading the
+        manifest meanwhile."""
         deadline = time.monotonic() + timeout
-        while key not in manifest.data.get("steps", {}):
+        while self._require_manifest().step(name, index) is None:
             if time.monotonic() > deadline:
-                raise CheckpointError(f"rank 0 did not record step {key} within {timeout:.0f} s")
+                raise CheckpointError(
+                    f"rank 0 did not record step {name}/{index} within {timeout:.0f} s"
+                )
             time.sleep(0.5)
-            try:
-                manifest.data = RunManifest.load(self.run_dir).data
-            except CheckpointError:
-                continue  # being replaced right now
+            with contextlib.suppress(CheckpointError):  # being replaced right now
+                self.manifest = RunManifest.load(self.run_dir)
 
     def _evaluate(self, trainer: LifelongTrainer, data: Any) -> dict[str, Any]:
         try:
@@ -607,28 +686,34 @@ class LifelongEngine:
         except LeanTrainError as e:  # e.g. an empty test split: keep the trained model
             return {"skipped": e.one_line()}
 
-    def _init_from(self, manifest: RunManifest, name: str, index: int) -> Path | None:
+    def _work_dir(self, name: str, index: int) -> Path:
+        return self.run_dir / name / WORK_SUBDIR / f"{index:03d}"
+
+    def _init_from(self, name: str, index: int) -> Path | None:
+        """The checkpoint step ``index`` of ``name`` starts from: the chained trainer's of the
+        same step, else its own previous one, else ``None`` (the configured model)."""
+        manifest = self._require_manifest()
         source = self.chain.get(name)
         if source is not None:
-            entry = manifest.data["steps"].get(f"{source}/{index}")
-            if entry is None:
+            record = manifest.step(source, index)
+            if record is None:
                 raise CheckpointError(f"'{name}' starts from '{source}', which has no step {index}")
-            return self._verified(manifest, self.run_dir / entry["checkpoint"])
+            return self._verified(record.checkpoint)
         for previous in range(index - 1, -1, -1):
-            entry = manifest.data["steps"].get(f"{name}/{previous}")
-            if entry is not None:
-                return self._verified(manifest, self.run_dir / entry["checkpoint"])
+            record = manifest.step(name, previous)
+            if record is not None:
+                return self._verified(record.checkpoint)
         return None
 
-    def _verified(self, manifest: RunManifest, path: Path) -> Path:
+    def _verified(self, checkpoint: CheckpointRecord) -> Path:
+        """The path of a recorded checkpoint, its checksums verified (other ranks: once rank 0
+        wrote it)."""
+        manifest = self._require_manifest()
         if not self.main:
+            path = manifest.checkpoint_path(checkpoint)
             _wait_for(path)
             return path
-        rel = str(path.relative_to(self.run_dir))
-        entry = next((c for c in manifest.data["checkpoints"] if c["path"] == rel), None)
-        if entry is None:
-            raise CheckpointError(f"{path}: not recorded in {manifest.path}")
-        return manifest.verify_checkpoint(entry)
+        return manifest.verify_checkpoint(checkpoint)
 
     def _logged_events(self) -> set[tuple[str, Any, Any, Any]]:
         """``(kind, trainer, step, repo_index)`` of the step and eval events already written
@@ -643,12 +728,29 @@ class LifelongEngine:
                 logged.add(("eval", ev.get("trainer"), ev.get("step"), ev.get("repo_index")))
         return logged
 
+    def _step_event(self, record: StepRecord) -> None:
+        self._event(
+            "step",
+            trainer=record.trainer,
+            repo=record.repo,
+            repo_index=record.index,
+            metrics=record.metrics,
+            seconds=record.seconds,
+        )
+
     def _event(self, kind: str, **fields: Any) -> None:
         if self.events is None:
             return
         event = self.events.write(kind, **fields)
         if self.on_event is not None:
             self.on_event(event)
+
+
+def _remove_work_dir(work_dir: Path) -> None:
+    """Remove a step's resumable state, and ``work/`` once no other step's is left."""
+    shutil.rmtree(work_dir, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        work_dir.parent.rmdir()
 
 
 # Settings that change how a run reports, not what it trains: a resume may change them (and
@@ -683,26 +785,16 @@ def _changed(old: Any, new: Any) -> list[str]:
     return [] if old == new else [""]
 
 
-def _steps(manifest: RunManifest, name: str) -> list[dict[str, Any]]:
-    steps = [
-        s
-        for k, s in manifest.data.get("steps", {}).items()
-        if k.split("/", 1)[0] == name and s.get("status") in ("trained", "done")
-    ]
-    return sorted(steps, key=lambda s: s["index"])
-
-
 def final_checkpoint(run_dir: str | Path, trainer: str | None = None) -> Path | None:
     """The newest model a run directory holds (of ``trainer``, or of its only trainer), or
     ``None`` when ``run_dir`` is not a leantrain run. Lets ``--model runs/sft`` name a run."""
     run_dir = Path(run_dir)
-    if not (run_dir / "manifest.json").is_file():
+    if not (run_dir / MANIFEST_NAME).is_file():
         return None
     manifest = RunManifest.load(run_dir)
-    names = manifest.data.get("config", {}).get("trainers", [])
     if trainer is None:
-        if len(names) != 1:
+        if len(manifest.trainers) != 1:
             return None
-        trainer = names[0]
-    steps = _steps(manifest, trainer)
-    return run_dir / steps[-1]["checkpoint"] if steps else None
+        trainer = manifest.trainers[0]
+    steps = manifest.trained_steps(trainer)
+    return manifest.checkpoint_path(steps[-1].checkpoint) if steps else None
