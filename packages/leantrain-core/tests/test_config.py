@@ -44,7 +44,9 @@ def test_unknown_key_suggests_closest():
     [
         ("max_steps", "ten"),
         ("max_steps", 1.5),
-        ("use_lora", "yes"),
+        ("use_lora", "maybe"),
+        ("use_lora", 2),
+        ("model_name", {"a": 1}),
         ("repos", "a"),
         ("learning_rate", True),
     ],
@@ -109,7 +111,7 @@ def test_cli_errors():
     with pytest.raises(ConfigError, match="unknown option '--max-step'") as e:
         parse_cli(TrainConfig, ["--max-step", "3"])
     assert "--max-steps" in str(e.value)
-    with pytest.raises(ConfigError, match="invalid command-line value"):
+    with pytest.raises(ConfigError, match="command line: key 'max_steps' has the wrong type"):
         parse_cli(TrainConfig, ["--max-steps", "three"])
     with pytest.raises(ConfigError, match="unexpected argument"):
         parse_cli(TrainConfig, ["positional"])
@@ -279,3 +281,118 @@ def test_choices_in_field_metadata_are_enforced() -> None:
         config_from_dict(C, {"steps": ["a", "c"]})
     with pytest.raises(ConfigError, match=r"'split' cannot be 'x'"):
         parse_cli(C, ["--split", "x"])
+
+
+# --- one type system: the same value from a dict, a YAML file and a flag ------------------------
+
+VALID = [
+    # (key, YAML / flag text, dict value, expected typed value)
+    ("learning_rate", "1e-5", 1e-5, 1e-5),
+    ("learning_rate", "1E-5", "1E-5", 1e-5),
+    ("learning_rate", ".5", 0.5, 0.5),
+    ("learning_rate", "5e3", 5e3, 5000.0),
+    ("learning_rate", "-2.5e-3", -2.5e-3, -2.5e-3),
+    ("learning_rate", "3", 3, 3.0),
+    ("max_steps", "7", 7, 7),
+    ("use_lora", "true", True, True),
+    ("output_dir", "~", None, None),
+    ("output_dir", "null", None, None),
+    ("output_dir", "runs/x", "runs/x", "runs/x"),
+    ("model_name", "123", "123", "123"),
+    ("repos", "[a, b]", ["a", "b"], ["a", "b"]),
+]
+
+
+@pytest.mark.parametrize(("key", "text", "value", "expected"), VALID)
+def test_dict_yaml_and_flag_give_the_same_typed_value(tmp_path, key, text, value, expected):
+    path = tmp_path / "c.yaml"
+    path.write_text(f"{key}: {text}\n")
+    from_dict = getattr(config_from_dict(TrainConfig, {key: value}), key)
+    from_yaml = getattr(config_from_yaml(TrainConfig, path), key)
+    from_config_flag = getattr(parse_cli(TrainConfig, ["--config", str(path)]), key)
+    from_flag = getattr(parse_cli(TrainConfig, [f"--{key}", text]), key)
+    assert from_dict == from_yaml == from_config_flag == from_flag == expected
+    assert type(from_dict) is type(from_yaml) is type(from_flag) is type(expected)
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "value"),
+    [("max_steps", "ten", "ten"), ("learning_rate", "fast", "fast"), ("max_steps", "1.5", 1.5)],
+)
+def test_dict_yaml_and_flag_give_the_same_error(tmp_path, key, text, value):
+    path = tmp_path / "c.yaml"
+    path.write_text(f"{key}: {text}\n")
+    messages = []
+    for build in (
+        lambda: config_from_dict(TrainConfig, {key: value}, source="S"),
+        lambda: config_from_yaml(TrainConfig, path),
+        lambda: parse_cli(TrainConfig, [f"--{key}", text]),
+    ):
+        with pytest.raises(ConfigError) as e:
+            build()
+        messages.append(str(e.value))
+    tails = {m.split(": ", 1)[1] for m in messages}  # the same error after the source
+    assert len(tails) == 1, messages
+    assert messages[0].startswith("S: key") and messages[1].startswith(str(path))
+    assert messages[2].startswith("command line: key")
+    assert all("\n" not in m and "give a value of type" in m for m in messages)
+
+
+def test_yaml_reads_yaml_1_2_floats_and_keeps_ints_and_strings(tmp_path):
+    from leantrain.core.config import parse_yaml
+
+    data = parse_yaml("a: 1e-5\nb: 1E-5\nc: .5\nd: 5e3\ne: 1.0e+3\nf: 7\ng: 1_000\nh: e5\ni: 1e\n")
+    assert data == {"a": 1e-5, "b": 1e-5, "c": 0.5, "d": 5000.0, "e": 1000.0, "f": 7, "g": 1000,
+                    "h": "e5", "i": "1e"}  # fmt: skip
+    assert type(data["f"]) is int and type(data["d"]) is float
+
+
+def test_yaml_duplicate_keys_are_refused_with_both_lines(tmp_path):
+    path = tmp_path / "dup.yaml"
+    path.write_text("max_steps: 1\nmodel_name: m\nmax_steps: 2\n")
+    message = _one_line_error(path)
+    assert "'max_steps' is given twice (lines 1 and 3)" in message
+    path.write_text("base: &b {max_steps: 1}\nother:\n  <<: *b\n  max_steps: 2\n")  # merge: fine
+    from leantrain.core.config import read_yaml_file
+
+    assert read_yaml_file(path)["other"] == {"max_steps": 2}
+
+
+def test_optional_field_takes_null_and_non_optional_refuses_it(tmp_path):
+    assert config_from_dict(TrainConfig, {"output_dir": None}).output_dir is None
+    with pytest.raises(ConfigError, match="key 'max_steps' has the wrong type: got NoneType"):
+        parse_cli(TrainConfig, ["--max_steps", "null"])
+
+
+def test_help_lists_own_options_before_engine_options(capsys):
+    @dataclass
+    class Engine:  # stands for TrainingArguments: a class from another package
+        warmup: int = field(default=0, metadata={"help": "Engine warm-up steps."})
+
+    Engine.__module__ = "transformers.training_args"
+
+    @dataclass
+    class Mine(TrainConfig, Engine):
+        pass
+
+    with pytest.raises(SystemExit):
+        parse_cli(Mine, ["--help"], prog="leantrain x")
+    out = capsys.readouterr().out
+    own, engine = out.index("Peak learning rate."), out.index("Engine warm-up steps.")
+    assert own < out.index("transformers Engine options") < engine
+    assert "--learning_rate FLOAT" in out and "--use_lora [BOOL]" in out
+
+
+def test_parse_known_reads_only_the_light_class_fields(tmp_path):
+    from leantrain.core.config import parse_known
+
+    @dataclass
+    class Light:
+        max_steps: int = 1
+
+    path = tmp_path / "c.yaml"
+    path.write_text("max_steps: 4\nengine_only: x\n")
+    argv = ["--config", str(path), "--bf16", "--engine-flag", "1"]
+    assert parse_known(Light, argv).max_steps == 4
+    with pytest.raises(ConfigError, match="command line: key 'max_steps' has the wrong type"):
+        parse_known(Light, [*argv, "--max-steps", "many"])

@@ -3,14 +3,18 @@
 Every trainer config is a dataclass (often subclassing TRL's or transformers' arguments). The
 same class is filled by:
 
-* Python — ``SFTConfig(model_name="tiny", ...)``;
+* Python — ``SFTConfig(model_name="tiny", ...)`` (keyword arguments are not converted);
 * a dict — :func:`config_from_dict` (what an agent tool call passes);
-* YAML — :func:`config_from_yaml` (``yaml.safe_load``);
+* YAML — :func:`config_from_yaml` / :func:`load_yaml` (a guarded safe loader that reads
+  ``1e-5`` as a float, as YAML 1.2 does);
 * the command line — :func:`parse_cli`, with ``--config file.yaml`` and flags overriding it.
 
-Unknown keys are errors that name the closest valid key. Type checking and coercion of CLI
-strings are done by `jsonargparse <https://jsonargparse.readthedocs.io>`_; help texts come from
-each field's ``metadata["help"]`` (TRL's convention), so they are written once.
+Every value from a dict, a YAML file or a flag goes through one check: the field's type hint
+as a pydantic ``TypeAdapter`` (lax mode: ``3`` is a float, ``"3"`` an int, ``~`` is ``None`` for
+an optional field; but a boolean is never a number). A flag's text is read as a YAML value first (``1e-5``, ``[a, b]``, ``null``)
+and taken as the plain string where the field wants one. Unknown keys are errors that name the
+closest valid key; a wrong type is one line naming the source, the key and the expected type.
+Help texts come from each field's ``metadata["help"]`` (TRL's convention), written once.
 """
 
 from __future__ import annotations
@@ -18,14 +22,17 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import enum
-import json
+import functools
+import inspect
 import math
 import re
+import sys
+import textwrap
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import yaml
 from leantrain.core.errors import ConfigError
@@ -118,61 +125,59 @@ def _build(cls: type[C], values: Mapping[str, Any], *, source: str) -> C:
         raise ConfigError(f"{source}: invalid {cls.__name__}: {e}") from None
 
 
-def _resolve_hints(cls: type) -> dict[str, Any]:
+# --- the one type check ------------------------------------------------------------------------
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """Field name → type hint, resolved class by class along the MRO (a base whose forward
+    references do not resolve leaves its fields unchecked, not the whole class)."""
+    hints: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        own = inspect.get_annotations(klass)
+        if not own:
+            continue
+        try:
+            hints.update({n: tp for n, tp in typing.get_type_hints(klass).items() if n in own})
+        except Exception:  # one unresolvable annotation: resolve the others one by one
+            module = sys.modules.get(klass.__module__)
+            for name, annotation in own.items():
+                holder = types.SimpleNamespace(__annotations__={name: annotation})
+                try:
+                    hints[name] = typing.get_type_hints(holder, vars(module) if module else None)[
+                        name
+                    ]
+                except Exception:
+                    hints[name] = Any
+    return hints
+
+
+@functools.cache
+def _adapter(cls: type, key: str) -> Any:
+    """The pydantic ``TypeAdapter`` of field ``key`` of ``cls``, or None (untyped: not checked)."""
+    tp = _hints(cls).get(key, Any)
+    if tp is Any or isinstance(tp, (str, typing.TypeVar, typing.ForwardRef)):
+        return None
+    from pydantic import ConfigDict, TypeAdapter
+
     try:
-        return typing.get_type_hints(cls)
-    except Exception:  # forward refs that cannot be resolved: fall back to raw annotations
-        hints: dict[str, Any] = {}
-        for klass in reversed(cls.__mro__):
-            hints.update(getattr(klass, "__annotations__", {}))
-        return hints
+        return TypeAdapter(
+            tp, config=ConfigDict(arbitrary_types_allowed=True, coerce_numbers_to_str=True)
+        )
+    except Exception:
+        try:  # dataclasses and models carry their own config
+            return TypeAdapter(tp)
+        except Exception:  # a type pydantic cannot describe: left to the class itself
+            return None
 
 
-def _type_ok(value: Any, tp: Any) -> bool:
-    """Loose structural check of a Python value against a type hint (for dict / YAML input)."""
-    if tp is Any or isinstance(tp, (str, typing.TypeVar)):
-        return True
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        return any(_type_ok(value, a) for a in typing.get_args(tp))
-    if origin is typing.Literal:
-        return value in typing.get_args(tp)
+def _type_name(tp: Any) -> str:
     if tp is type(None):
-        return value is None
-    if tp is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if tp is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if tp is bool:
-        return isinstance(value, bool)
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        return isinstance(value, (tp, str))
-    if origin in (list, tuple, Sequence, typing.Sequence, set):
-        return isinstance(value, (list, tuple, set))
-    if origin in (dict, Mapping, typing.Mapping):
-        return isinstance(value, Mapping)
+        return "null"
     if isinstance(tp, type):
-        return isinstance(value, tp) or (tp in (Path,) and isinstance(value, str))
-    return True
-
-
-MAX_INT = 2**63 - 1
-"""The largest integer setting :func:`check_numbers` accepts (a 64-bit signed integer: seeds,
-step counts and sizes go to torch / numpy / SQLite, which hold no more)."""
-
-
-def check_types(cls: type, data: Mapping[str, Any], *, source: str = "config") -> None:
-    """Raise :class:`ConfigError` for the first value of ``data`` (dict / YAML input) whose
-    type does not fit its field of ``cls`` (``seed: [1, 2]``, ``model_name: {a: 1}``)."""
-    hints = _resolve_hints(cls)
-    for key, value in data.items():
-        tp = hints.get(key, Any)
-        if not _type_ok(value, tp):
-            shown = _short_repr(value)
-            raise ConfigError(
-                f"{source}: key '{key}' has the wrong type: got {type(value).__name__} {shown}",
-                hint=f"expected {getattr(tp, '__name__', None) or str(tp).replace('typing.', '')}",
-            )
+        return tp.__name__
+    text = re.sub(r"\bNone(?:Type)?\b", "null", str(tp).replace("typing.", ""))
+    return re.sub(r"\b(?:[A-Za-z_]\w*\.)+([A-Za-z_]\w*)", r"\1", text)
 
 
 def _short_repr(value: Any, limit: int = 60) -> str:
@@ -183,12 +188,42 @@ def _short_repr(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _typed(cls: type, key: str, candidates: Sequence[Any], *, source: str) -> Any:
+    """The first of ``candidates`` (readings of one value) that field ``key`` accepts,
+    converted to its type; none fits: one :class:`ConfigError` naming source, key and type."""
+    adapter = _adapter(cls, key)
+    if adapter is None:
+        return candidates[0]
+    from pydantic import ValidationError
+
+    for value in candidates:
+        try:
+            # strict for a boolean: true is not the number 1 (lax mode would take it)
+            return adapter.validate_python(value, strict=isinstance(value, bool) or None)
+        except (ValidationError, ValueError, TypeError, OverflowError):
+            continue
+    value = candidates[0]
+    tp = _hints(cls)[key]
+    raise ConfigError(
+        f"{source}: key '{key}' has the wrong type: got {type(value).__name__} "
+        f"{_short_repr(value)}",
+        hint=f"give a value of type {_type_name(tp)}",
+    )
+
+
+def typed_values(cls: type, data: Mapping[str, Any], *, source: str = "config") -> dict[str, Any]:
+    """``data`` (field names → values from a dict or YAML) checked against the fields' types
+    and converted (``3`` → ``3.0`` for a float, ``"1e-5"`` → ``1e-05``); the first value that
+    does not fit is a :class:`ConfigError` naming ``source`` and the key."""
+    return {key: _typed(cls, key, [value], source=source) for key, value in data.items()}
+
+
 def config_from_dict(cls: type[C], data: Mapping[str, Any] | None, *, source: str = "config") -> C:
-    """Build ``cls`` from a plain dict; unknown keys and wrongly typed values are errors."""
+    """Build ``cls`` from a plain dict: aliases resolved, unknown keys and wrongly typed values
+    are errors naming ``source``, values converted to their fields' types."""
     data = resolve_aliases(cls, dict(data or {}), source=source)
     check_keys(cls, list(data), source=source)
-    check_types(cls, data, source=source)
-    return _build(cls, data, source=source)
+    return _build(cls, typed_values(cls, data, source=source), source=source)
 
 
 _NUMBER_RULES: dict[str, tuple[Callable[[float], bool], str]] = {
@@ -201,6 +236,9 @@ _NUMBER_RULES: dict[str, tuple[Callable[[float], bool], str]] = {
 }
 """The ranges :func:`check_numbers` knows, with how its errors describe them."""
 
+MAX_INT = 2**63 - 1
+"""The largest integer setting :func:`check_numbers` accepts (a 64-bit signed integer: seeds,
+step counts and sizes go to torch / numpy / SQLite, which hold no more)."""
 
 TRAINING_ARGUMENT_RULES: dict[str, str] = {
     # transformers TrainingArguments settings that crash (or silently misbehave) later when out
@@ -244,6 +282,8 @@ def check_numbers(cfg: Any, rules: Mapping[str, str], *, prefix: str = "--") -> 
             raise ConfigError(f"{prefix}{name} must be {expected}, got {value!r}")
 
 
+# --- YAML ----------------------------------------------------------------------------------------
+
 MAX_YAML_BYTES = 10 * 2**20
 """The largest config file :func:`load_yaml` reads (configs are a few kB)."""
 
@@ -252,7 +292,43 @@ MAX_YAML_NODES = 100_000
 alias bomb fails fast, before anything is built from it."""
 
 
-def _expanded_size(root: yaml.Node, path: Path) -> int:
+class _DuplicateKey(yaml.YAMLError):
+    def __init__(self, key: Any, first: int, second: int) -> None:
+        super().__init__(f"key {key!r} is given twice (lines {first} and {second})")
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader with YAML 1.2's floats (``1e-5``, ``1E-5``, ``5e3``, ``.5``: PyYAML
+    alone reads the first three as strings) and duplicate keys refused."""
+
+    yaml_implicit_resolvers: ClassVar[dict[Any, list[Any]]] = {
+        first: list(resolvers)
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(
+                key_node, yaml.ScalarNode
+            ):
+                continue
+            key = self.construct_object(key_node)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise _DuplicateKey(key, seen[key], line)
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+|\.[0-9_]+)$"),
+    list("-+0123456789."),
+)
+
+
+def _expanded_size(root: yaml.Node, where: str) -> int:
     """The number of nodes of ``root`` with every alias expanded, counted once per shared node
     (so in time linear in the file); over :data:`MAX_YAML_NODES` or recursive is an error."""
     sizes: dict[int, int] = {}
@@ -263,7 +339,7 @@ def _expanded_size(root: yaml.Node, path: Path) -> int:
         if key in sizes:
             return sizes[key]
         if key in open_nodes:
-            raise ConfigError(f"{path}: a YAML alias refers to itself (a recursive structure)")
+            raise ConfigError(f"{where}: a YAML alias refers to itself (a recursive structure)")
         open_nodes.add(key)
         total = 1
         if isinstance(node, yaml.SequenceNode):
@@ -273,7 +349,7 @@ def _expanded_size(root: yaml.Node, path: Path) -> int:
         open_nodes.discard(key)
         if total > MAX_YAML_NODES:
             raise ConfigError(
-                f"{path}: the YAML expands to more than {MAX_YAML_NODES:,} values "
+                f"{where}: the YAML expands to more than {MAX_YAML_NODES:,} values "
                 "(aliases repeated into an 'alias bomb'?)",
                 hint="a config file is a small mapping of keys; write it without nested aliases",
             )
@@ -283,11 +359,32 @@ def _expanded_size(root: yaml.Node, path: Path) -> int:
     return size(root)
 
 
-def load_yaml(path: str | Path) -> dict[str, Any]:
-    """Read a YAML mapping of config keys (``yaml.SafeLoader``); every error is one
-    :class:`ConfigError` naming the file: not found, too large, not UTF-8 text, malformed,
-    nested too deeply, aliases expanding past :data:`MAX_YAML_NODES`, empty or ``null`` (a
-    config file without keys is a mistake), or not a mapping."""
+def parse_yaml(text: str, *, where: str = "config") -> Any:
+    """``text`` read by leantrain's YAML loader (safe, YAML 1.2 floats, duplicate keys and alias
+    bombs refused); every error is one :class:`ConfigError` naming ``where``."""
+    loader = None
+    try:
+        loader = _Loader(text)  # its reader refuses control characters here
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _expanded_size(node, where)
+        return loader.construct_document(node)
+    except _DuplicateKey as e:
+        raise ConfigError(f"{where}: {e}", hint="give each key once") from None
+    except yaml.YAMLError as e:
+        detail = " ".join(str(e).split())
+        raise ConfigError(f"{where}: malformed YAML: {detail}") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: the YAML is nested too deeply") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def read_yaml_file(path: str | Path) -> Any:
+    """The document of a YAML file (any value, ``None`` when empty); an unreadable, oversized,
+    non-UTF-8 or malformed file is one :class:`ConfigError` naming it."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}", hint="check the --config path")
@@ -308,23 +405,14 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
             f"{path}: not a UTF-8 text file (byte {e.start}); is it a YAML config?",
             hint="save it as UTF-8 YAML",
         ) from None
-    loader = None
-    try:
-        loader = yaml.SafeLoader(text)  # its reader refuses control characters here
-        node = loader.get_single_node()
-        if node is not None:
-            _expanded_size(node, path)
-            data = loader.construct_document(node)
-        else:
-            data = None
-    except yaml.YAMLError as e:
-        detail = " ".join(str(e).split())
-        raise ConfigError(f"{path}: malformed YAML: {detail}") from None
-    except RecursionError:
-        raise ConfigError(f"{path}: the YAML is nested too deeply") from None
-    finally:
-        if loader is not None:
-            loader.dispose()
+    return parse_yaml(text, where=str(path))
+
+
+def load_yaml(path: str | Path) -> dict[str, Any]:
+    """Read a YAML mapping of config keys (:func:`read_yaml_file`); also an error: an empty or
+    ``null`` file (a config file without keys is a mistake), or one that is not a mapping of
+    names."""
+    data = read_yaml_file(path)
     if data is None or data == {}:
         raise ConfigError(
             f"{path}: the config file is empty (no keys)",
@@ -342,34 +430,24 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
 
 
 def config_from_yaml(cls: type[C], path: str | Path, **overrides: Any) -> C:
-    """Build ``cls`` from a YAML file, with keyword overrides applied on top."""
-    data = load_yaml(path)
-    data.update(overrides)
-    return config_from_dict(cls, data, source=str(path))
+    """Build ``cls`` from a YAML file, with keyword overrides applied on top (not converted)."""
+    data = resolve_aliases(cls, load_yaml(path), source=str(path))
+    check_keys(cls, list(data), source=str(path))
+    values = typed_values(cls, data, source=str(path))
+    values.update(resolve_aliases(cls, overrides, source="keyword arguments"))
+    check_keys(cls, list(values), source="keyword arguments")
+    return _build(cls, values, source=str(path))
 
 
-def _list_fields(cls: type) -> set[str]:
-    out = set()
-    for name, tp in _resolve_hints(cls).items():
-        is_union = typing.get_origin(tp) in (typing.Union, types.UnionType)
-        candidates = list(typing.get_args(tp)) if is_union else [tp]
-        if all(
-            typing.get_origin(c) in (list, Sequence, typing.Sequence) or c is type(None)
-            for c in candidates
-        ) and any(typing.get_origin(c) in (list, Sequence, typing.Sequence) for c in candidates):
-            out.add(name)
-    return out
+# --- flags ---------------------------------------------------------------------------------------
 
 
-def _normalise_argv(
-    cls: type, argv: Sequence[str], aliases: Mapping[str, str]
-) -> tuple[list[str], str | None]:
-    """Map ``--foo-bar``/aliases to field names, group repeated list flags, pull ``--config``."""
-    fields = config_fields(cls)
-    lists = _list_fields(cls)
+def _read_argv(argv: Sequence[str]) -> tuple[dict[str, list[str]], str | None]:
+    """``--name value`` / ``--name=value`` / bare ``--name`` (``true``) flags of ``argv``: the
+    raw values of each name (``-`` read as ``_``; repeated flags collect) and the ``--config``
+    path."""
+    flags: dict[str, list[str]] = {}
     config_path: str | None = None
-    order: list[str] = []
-    values: dict[str, list[str]] = {}
     i = 0
     argv = list(argv)
     while i < len(argv):
@@ -391,47 +469,84 @@ def _normalise_argv(
                 raise ConfigError("--config needs a path to a YAML file")
             config_path = value
             continue
-        key = aliases.get(name, aliases.get(name.replace("-", "_"), name.replace("-", "_")))
+        flags.setdefault(name.replace("-", "_"), []).append("true" if value is None else value)
+    return flags, config_path
+
+
+def _flag_readings(raws: list[str]) -> list[Any]:
+    """The readings of a flag's raw values, most specific first: the value as YAML (``1e-5``,
+    ``null``, ``[a, b]``), the plain string, then all values as a list (a repeated list flag)."""
+
+    def as_yaml(raw: str) -> Any:
+        try:
+            return parse_yaml(raw, where="command line")
+        except ConfigError as e:
+            if "alias" in str(e):
+                raise
+            return raw
+
+    items: list[Any] = []
+    for raw in raws:
+        value = as_yaml(raw) if raw.lstrip().startswith("[") else raw
+        items.extend(value if isinstance(value, list) else [value])
+    last = raws[-1]
+    singles = [as_yaml(last), last]
+    return [*singles, items] if len(raws) == 1 else [items, *singles]
+
+
+def _flag_data(
+    cls: type, flags: Mapping[str, list[str]], aliases: Mapping[str, str], *, known_only: bool
+) -> dict[str, Any]:
+    fields = config_fields(cls)
+    data: dict[str, Any] = {}
+    for name, raws in flags.items():
+        key = aliases.get(name, name)
         if key not in fields:
-            valid = sorted({*fields, *aliases})
-            hint = _suggest(name.replace("-", "_"), valid)
+            if known_only:
+                continue
+            hint = _suggest(name, sorted({*fields, *aliases}))
             if hint.startswith("did you mean"):
                 hint = "did you mean '--" + hint.split("'")[1].replace("_", "-") + "'?"
-            raise ConfigError(f"unknown option '--{name}'", hint=hint)
-        if value is None:
-            value = "true"  # a bare flag switches a boolean on
-        if key not in values:
-            order.append(key)
-            values[key] = []
-        values[key].append(value)
-    out: list[str] = []
-    for key in order:
-        vals = values[key]
-        if key in lists:
-            items: list[str] = []
-            for v in vals:
-                items.extend(json.loads(v) if v.startswith("[") else [v])
-            out += [f"--{key}", json.dumps(items)]
-        else:
-            out += [f"--{key}", vals[-1]]
-    return out, config_path
+            raise ConfigError(f"unknown option '--{name.replace('_', '-')}'", hint=hint)
+        data[key] = _typed(cls, key, _flag_readings(raws), source="command line")
+    return data
 
 
-def build_parser(cls: type, *, prog: str | None = None, description: str | None = None) -> Any:
-    """A jsonargparse parser for ``cls`` with each field's ``metadata['help']`` as its help."""
-    from jsonargparse import ArgumentParser
-
-    parser = ArgumentParser(
-        prog=prog, description=description, exit_on_error=False, default_env=False
-    )
-    parser.add_argument("--config", help="YAML file of config keys; flags given here override it")
-    parser.add_class_arguments(cls, fail_untyped=False, sub_configs=False)
+def _cli_aliases(cls: type, aliases: Mapping[str, str] | None) -> dict[str, str]:
     fields = config_fields(cls)
-    for action in parser._actions:
-        f = fields.get(action.dest)
-        if f is not None and f.metadata.get("help"):
-            action.help = f.metadata["help"]
-    return parser
+    own = {a: f for a, f in ALIASES.items() if f in fields and a not in fields}
+    return {**own, **dict(aliases or {})}
+
+
+def _cli_values(
+    cls: type,
+    argv: Sequence[str],
+    aliases: Mapping[str, str] | None,
+    *,
+    known_only: bool = False,
+) -> dict[str, Any]:
+    """The typed values that ``--config FILE`` and the flags of ``argv`` give ``cls``'s
+    fields (flags win); ``known_only`` skips keys that are not fields instead of refusing."""
+    aliases = _cli_aliases(cls, aliases)
+    flags, config_path = _read_argv(argv)
+    data: dict[str, Any] = {}
+    if config_path is not None:
+        yaml_data = resolve_aliases(cls, load_yaml(config_path), source=config_path)
+        if known_only:
+            yaml_data = {k: v for k, v in yaml_data.items() if k in config_fields(cls)}
+        check_keys(cls, list(yaml_data), source=config_path)
+        data.update(typed_values(cls, yaml_data, source=config_path))
+    data.update(_flag_data(cls, flags, aliases, known_only=known_only))
+    return data
+
+
+def parse_known(
+    cls: type[C], argv: Sequence[str], *, aliases: Mapping[str, str] | None = None
+) -> C:
+    """``cls`` built from only those settings of ``argv`` (flags and ``--config FILE``) that are
+    its fields, the rest ignored: a light class (leantrain's own fields) read and checked
+    *before* a command imports the heavy engine class that :func:`parse_cli` then fills."""
+    return _build(cls, _cli_values(cls, argv, aliases, known_only=True), source="command line")
 
 
 def parse_cli(
@@ -447,40 +562,68 @@ def parse_cli(
 
     ``aliases`` maps friendly flag names to fields (``{"model": "model_name"}``); ``--foo-bar``
     and ``--foo_bar`` are the same flag; a list field may be given by repeating its flag.
-    ``--help`` prints every field with its help text and exits 0.
+    ``defaults`` (Python values) apply under both. ``--help`` prints leantrain's own fields
+    first, then the engine's by class, each with its help text, and exits 0.
     """
-    aliases = {
-        **{
-            a: f
-            for a, f in ALIASES.items()
-            if f in config_fields(cls) and a not in config_fields(cls)
-        },
-        **dict(aliases or {}),
-    }
     if "-h" in argv or "--help" in argv:
-        parser = build_parser(cls, prog=prog, description=description)
-        if aliases:
-            parser.epilog = "aliases: " + ", ".join(f"--{a} = --{f}" for a, f in aliases.items())
-        parser.print_help()
+        print(format_help(cls, prog=prog, description=description, aliases=aliases))
         raise SystemExit(0)
-    normalized, config_path = _normalise_argv(cls, argv, aliases)
-    data: dict[str, Any] = dict(defaults or {})
-    if config_path is not None:
-        yaml_data = resolve_aliases(cls, load_yaml(config_path), source=config_path)
-        check_keys(cls, list(yaml_data), source=config_path)
-        check_types(cls, yaml_data, source=config_path)
-        data.update(yaml_data)
-    if normalized:
-        parser = build_parser(cls, prog=prog)
-        try:
-            ns = parser.parse_args(normalized, defaults=False)
-        except (Exception, SystemExit) as e:  # jsonargparse reports type errors this way
-            detail = " ".join(line.strip() for line in str(e).strip().splitlines() if line.strip())
-            raise ConfigError(f"invalid command-line value: {detail[:300]}") from None
-        for key in dict.fromkeys(a[2:] for a in normalized if a.startswith("--")):
-            data[key] = ns[key]
-    check_keys(cls, list(data), source="command line")
+    data = {**dict(defaults or {}), **_cli_values(cls, argv, aliases)}
     return _build(cls, data, source="command line")
+
+
+def _field_owner(cls: type, name: str) -> type:
+    for klass in cls.__mro__:
+        if name in inspect.get_annotations(klass):
+            return klass
+    return cls
+
+
+def format_help(
+    cls: type,
+    *,
+    prog: str | None = None,
+    description: str | None = None,
+    aliases: Mapping[str, str] | None = None,
+) -> str:
+    """The ``--help`` text of ``cls``: usage, the options of its own package (leantrain's),
+    then each engine base class's (TRL, transformers) under its own heading; each option with its ``metadata["help"]``."""
+    groups: dict[str, list[str]] = {}
+    width = 30
+    for name, f in config_fields(cls).items():
+        owner = _field_owner(cls, name)
+        ours = owner.__module__.split(".")[0] == cls.__module__.split(".")[0]
+        heading = (
+            "options"
+            if ours
+            else f"{owner.__module__.split('.')[0]} {owner.__name__} options (passed to the engine)"
+        )
+        tp = _hints(cls).get(name, Any)
+        metavar = _type_name(tp).replace(" | null", "").replace("null | ", "").upper()
+        flag = f"--{name} [BOOL]" if metavar == "BOOL" else f"--{name} {metavar}"
+        text = " ".join(str(f.metadata.get("help", "")).split())
+        default = f.default if f.default is not dataclasses.MISSING else None
+        if default is not None and not callable(default):
+            text += f" (default: {default.value if isinstance(default, enum.Enum) else default})"
+        lines = textwrap.wrap(text, 100 - width) or [""]
+        first = f"  {flag:<{width - 4}}  " if len(flag) <= width - 4 else f"  {flag}\n{'':{width}}"
+        entry = first + lines[0] + "".join(f"\n{'':{width}}{line}" for line in lines[1:])
+        groups.setdefault(heading, []).append(entry)
+    out = [f"usage: {prog or cls.__name__} [--config FILE] [--OPTION VALUE ...]"]
+    if description:
+        out += ["", description]
+    out += [
+        "",
+        "  --config FILE"
+        + " " * (width - 15)
+        + "YAML file of options; flags given here override it",
+    ]
+    for heading in sorted(groups, key=lambda h: h != "options"):
+        out += ["", f"{heading}:", *groups[heading]]
+    shown = _cli_aliases(cls, aliases)
+    if shown:
+        out += ["", "aliases: " + ", ".join(f"--{a} = --{f}" for a, f in shown.items())]
+    return "\n".join(out)
 
 
 def config_to_dict(cfg: Any) -> dict[str, Any]:
