@@ -50,7 +50,7 @@ def run(argv: list[str]) -> int:
     backend = make_backend(cfg)
     metric = str(getattr(backend, "metric", "proof rate"))
     ResultStore(cfg.output_dir, cfg.tracked(), metric).check()
-    prover = Prover(cfg, backend=backend)
+    prover = Prover(cfg, lean_backend=backend)
     summary = prover.evaluate(theorems)
     print(json.dumps(summary, ensure_ascii=False, indent=2))
     print(one_line(summary) + f"; results in {cfg.output_dir}", file=sys.stderr)

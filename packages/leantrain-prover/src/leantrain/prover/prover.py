@@ -86,17 +86,18 @@ class Prover:
     """Best-first proof search with a tactic generator, an optional progress model and a backend.
 
     ``config`` is a :class:`ProverConfig`, a dict of its keys, or keys given as keyword
-    arguments. ``generator`` / ``backend`` / ``progress`` objects replace what the config names
-    (tests and callers holding a model in memory); otherwise they load once, here.
+    arguments. ``tactic_generator`` / ``lean_backend`` / ``progress_model`` objects replace what
+    the config's ``generator`` / ``backend`` / ``progress`` name (callers holding a model in
+    memory, tests); otherwise they load once, here.
     """
 
     def __init__(
         self,
         config: ProverConfig | Mapping[str, Any] | None = None,
         *,
-        generator: TacticGenerator | None = None,
-        backend: Backend | None = None,
-        progress: StepsPredictor | None = None,
+        tactic_generator: TacticGenerator | None = None,
+        lean_backend: Backend | None = None,
+        progress_model: StepsPredictor | None = None,
         **settings: Any,
     ) -> None:
         if isinstance(config, ProverConfig):
@@ -106,13 +107,13 @@ class Prover:
         else:
             self.config = config_from_dict(ProverConfig, {**dict(config or {}), **settings})
         cfg = self.config
-        self.backend = backend if backend is not None else make_backend(cfg)
-        if generator is None:
+        self.backend = lean_backend if lean_backend is not None else make_backend(cfg)
+        if tactic_generator is None:
             if not cfg.generator:
                 raise ConfigError("no tactic generator given", hint="pass --generator RUN_OR_MODEL")
             from leantrain.prover.generator import HFGenerator
 
-            generator = HFGenerator.from_pretrained(
+            tactic_generator = HFGenerator.from_pretrained(
                 cfg.generator,
                 system_prompt=cfg.system_prompt,
                 device=cfg.device,
@@ -121,10 +122,10 @@ class Prover:
                 max_new_tokens=cfg.max_new_tokens,
                 batch_size=cfg.generation_batch_size,
             )
-        self.generator = generator
-        if progress is None and cfg.progress:
-            progress = load_progress(cfg.progress, cfg.device)
-        self.progress = progress
+        self.generator = tactic_generator
+        if progress_model is None and cfg.progress:
+            progress_model = load_progress(cfg.progress, cfg.device)
+        self.progress = progress_model
         self.settings = SearchSettings(
             num_sampled_tactics=cfg.num_sampled_tactics,
             max_expansions=cfg.max_expansions,

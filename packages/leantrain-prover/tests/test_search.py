@@ -1,0 +1,150 @@
+"""Best-first search on hand-made trees: order, budgets, dedupe, timeouts, proof reconstruction."""
+
+from __future__ import annotations
+
+import pytest
+from leantrain.prover.backend import NO_GOALS
+from leantrain.prover.search import ProofStep, SearchSettings, best_first_search
+from prover_helpers import FakeClock, ScriptedGenerator, TreeSession
+
+# root -a-> A (-1.0), root -b-> B (-0.5); A -a2-> A2 (-0.1); B -b2-> B2 (-2.0); A2 -qed-> proof
+TREE = {
+    ("root", "a"): "A",
+    ("root", "b"): "B",
+    ("A", "a2"): "A2",
+    ("B", "b2"): "B2",
+    ("A2", "qed"): NO_GOALS,
+}
+SCRIPT = {
+    "root": [("b", -0.5), ("a", -1.0)],
+    "A": [("a2", -0.1)],
+    "B": [("b2", -2.0)],
+    "A2": [("qed", -0.1)],
+    "B2": [("x", -0.1)],
+}
+
+
+def _search(moves=TREE, script=SCRIPT, crash_on="", **settings):
+    session = TreeSession("root", moves, crash_on=crash_on)
+    gen = ScriptedGenerator(script)
+    clock = settings.pop("clock", None)
+    kwargs = {"clock": clock} if clock else {}
+    result = best_first_search(session, gen, SearchSettings(**settings), **kwargs)
+    return result, gen, session
+
+
+def test_expands_the_most_probable_open_state_first_and_reconstructs_the_proof():
+    result, gen, _ = _search()
+    # cumulative log-probs: B -0.5, A -1.0, A2 -1.1, B2 -2.5: B, A, A2 in that order
+    assert gen.expanded == ["root", "B", "A", "A2"]
+    assert result.status == "proved" and result.proved
+    assert result.proof == [
+        ProofStep("a", "root", "A"),
+        ProofStep("a2", "A", "A2"),
+        ProofStep("qed", "A2", NO_GOALS),
+    ]
+    assert result.expansions == 4
+    assert result.tactics_tried == 5  # b, a, b2, a2, qed
+    assert result.nodes == 5  # root, A, B, B2, A2
+
+
+def test_length_normalisation_changes_the_order():
+    # normalised: B2 -2.5/2 = -1.25 is worse than A -1.0, A2 -1.1/2 = -0.55 is best after B
+    script = {**SCRIPT, "B": [("b2", -0.2)]}  # B2: -0.7 total, -0.35 normalised
+    plain, gen_plain, _ = _search(script=script)
+    normed, gen_normed, _ = _search(script=script, length_normalize=True)
+    assert gen_plain.expanded[:3] == ["root", "B", "B2"]  # -0.7 > -1.0
+    assert gen_normed.expanded[:3] == ["root", "B", "B2"]  # -0.35 > -1.0
+    script = {**SCRIPT, "B": [("b2", -0.9)]}  # B2: -1.4 total, -0.7 normalised
+    _, gen_plain, _ = _search(script=script)
+    _, gen_normed, _ = _search(script=script, length_normalize=True)
+    assert gen_plain.expanded[:3] == ["root", "B", "A"]  # A -1.0 > B2 -1.4
+    assert gen_normed.expanded[:3] == ["root", "B", "B2"]  # B2 -0.7 > A -1.0
+
+
+def test_progress_predictions_join_the_priority():
+    class Steps:
+        calls: list[tuple[str, str, str]] = []
+
+        def predict_many(self, goals, prefixes, tactics):
+            Steps.calls += list(zip(goals, prefixes, tactics))
+            return [5.0 if t == "b" else 1.0 for t in tactics]
+
+    session = TreeSession("root", TREE)
+    gen = ScriptedGenerator(SCRIPT)
+    settings = SearchSettings(progress_weight=0.5)
+    result = best_first_search(session, gen, settings, progress=Steps())
+    # B: -0.5 - 0.5*5 = -3.0 now ranks below A: -1.0 - 0.5 = -1.5, and A2: -1.1 - 0.5 = -1.6
+    assert gen.expanded == ["root", "A", "A2"]
+    assert result.proved
+    assert ("A", "a", "a2") in Steps.calls  # goal = state before, prefix = tactics so far
+
+
+def test_expansion_budget():
+    result, gen, _ = _search(max_expansions=2)
+    assert result.status == "budget" and not result.proved
+    assert result.expansions == 2 and gen.expanded == ["root", "B"]
+
+
+def test_node_budget():
+    result, _, _ = _search(max_nodes=3)  # root, B, A; B2 would be the fourth
+    assert result.status == "budget" and result.nodes == 3
+
+
+def test_states_reached_twice_are_one_node_and_cycles_are_not_followed():
+    moves = {
+        ("root", "a"): "A",
+        ("root", "a'"): "A",  # same state by another tactic
+        ("root", "loop"): "root",  # back to the start
+        ("A", "back"): "root",
+    }
+    script = {"root": [("a", -0.1), ("a'", -0.2), ("loop", -0.3)], "A": [("back", -0.1)]}
+    result, gen, _ = _search(moves=moves, script=script)
+    assert result.status == "failed"  # nothing left to expand
+    assert result.nodes == 2 and gen.expanded == ["root", "A"]
+    assert result.tactics_tried == 4
+
+
+def test_the_first_path_to_a_state_is_the_proof_path():
+    moves = {
+        ("root", "a"): "A",
+        ("root", "b"): "B",
+        ("B", "to_a"): "A",  # reaches A again, via B
+        ("A", "qed"): NO_GOALS,
+    }
+    script = {"root": [("b", -0.1), ("a", -3.0)], "B": [("to_a", -0.1)], "A": [("qed", 0.0)]}
+    result, _, _ = _search(moves=moves, script=script)
+    assert [s.tactic for s in result.proof] == ["a", "qed"]  # A was first reached from root
+
+
+def test_timeout_per_theorem():
+    # every clock read advances 1 s: the search cannot run past 5 s
+    result, _, session = _search(timeout=5.0, clock=FakeClock(1.0))
+    assert result.status == "timeout" and not result.proved
+    assert len(session.runs) < 5
+
+
+def test_only_k_tactics_are_run():
+    script = {"root": [("b", -0.5), ("a", -1.0)]}
+    result, _, session = _search(script=script, num_sampled_tactics=1, max_expansions=1)
+    assert session.runs == [("root", "b")]
+
+
+def test_a_crashed_backend_ends_the_search():
+    result, _, _ = _search(crash_on="a2")
+    assert result.status == "crashed" and "fake Lean died" in (result.error or "")
+
+
+def test_expansion_batch_asks_the_generator_for_several_states_at_once():
+    result, gen, _ = _search(expansion_batch=2)
+    assert gen.calls[0] == ["root"] and gen.calls[1] == ["B", "A"]
+    assert result.proved
+
+
+@pytest.mark.parametrize("field", ["num_sampled_tactics", "max_expansions", "expansion_batch"])
+def test_settings_are_checked_by_the_config(field):
+    from leantrain.core.errors import ConfigError
+    from leantrain.prover import ProverConfig
+
+    with pytest.raises(ConfigError, match=field):
+        ProverConfig(**{field: 0})
