@@ -49,13 +49,7 @@ def test_expands_the_most_probable_open_state_first_and_reconstructs_the_proof()
 
 
 def test_length_normalisation_changes_the_order():
-    # normalised: B2 -2.5/2 = -1.25 is worse than A -1.0, A2 -1.1/2 = -0.55 is best after B
-    script = {**SCRIPT, "B": [("b2", -0.2)]}  # B2: -0.7 total, -0.35 normalised
-    plain, gen_plain, _ = _search(script=script)
-    normed, gen_normed, _ = _search(script=script, length_normalize=True)
-    assert gen_plain.expanded[:3] == ["root", "B", "B2"]  # -0.7 > -1.0
-    assert gen_normed.expanded[:3] == ["root", "B", "B2"]  # -0.35 > -1.0
-    script = {**SCRIPT, "B": [("b2", -0.9)]}  # B2: -1.4 total, -0.7 normalised
+    script = {**SCRIPT, "B": [("b2", -0.9)]}  # B2: -1.4 in all, -0.7 per tactic
     _, gen_plain, _ = _search(script=script)
     _, gen_normed, _ = _search(script=script, length_normalize=True)
     assert gen_plain.expanded[:3] == ["root", "B", "A"]  # A -1.0 > B2 -1.4
@@ -64,20 +58,23 @@ def test_length_normalisation_changes_the_order():
 
 def test_progress_predictions_join_the_priority():
     class Steps:
-        calls: list[tuple[str, str, str]] = []
+        def __init__(self):
+            self.calls = []
 
         def predict_many(self, goals, prefixes, tactics):
-            Steps.calls += list(zip(goals, prefixes, tactics))
+            self.calls += list(zip(goals, prefixes, tactics))
             return [5.0 if t == "b" else 1.0 for t in tactics]
+
+    steps = Steps()
 
     session = TreeSession("root", TREE)
     gen = ScriptedGenerator(SCRIPT)
     settings = SearchSettings(progress_weight=0.5)
-    result = best_first_search(session, gen, settings, progress=Steps())
+    result = best_first_search(session, gen, settings, progress=steps)
     # B: -0.5 - 0.5*5 = -3.0 now ranks below A: -1.0 - 0.5 = -1.5, and A2: -1.1 - 0.5 = -1.6
     assert gen.expanded == ["root", "A", "A2"]
     assert result.proved
-    assert ("A", "a", "a2") in Steps.calls  # goal = state before, prefix = tactics so far
+    assert ("A", "a", "a2") in steps.calls  # goal = state before, prefix = tactics so far
 
 
 def test_expansion_budget():
@@ -126,7 +123,7 @@ def test_timeout_per_theorem():
 
 def test_only_k_tactics_are_run():
     script = {"root": [("b", -0.5), ("a", -1.0)]}
-    result, _, session = _search(script=script, num_sampled_tactics=1, max_expansions=1)
+    _, _, session = _search(script=script, num_sampled_tactics=1, max_expansions=1)
     assert session.runs == [("root", "b")]
 
 
