@@ -77,21 +77,24 @@ def test_tool_trains_lora_evaluates_and_the_adapter_merges(tmp_path, capsys):
     from leantrain.llm.model_loading import load_model_and_tokenizer
 
     tool = RLTrainingTool()
-    result = tool.run(
-        {
-            "action": "train",
-            "algorithm": "sft",
-            "model_name": "tiny",
-            "max_samples": 4,
-            "num_epochs": 1,
-            "output_dir": str(tmp_path / "run"),
-            "use_lora": True,
-            "batch_size": 2,
-            "learning_rate": 5e-2,
-            "max_steps": 1,
-        }
-    )
+    params = {
+        "action": "train",
+        "algorithm": "sft",
+        "model_name": "tiny",
+        "max_samples": 4,
+        "num_epochs": 1,
+        "output_dir": str(tmp_path / "run"),
+        "use_lora": True,
+        "batch_size": 2,
+        "learning_rate": 5e-2,
+        "max_steps": 1,
+    }
+    result = tool.run(params)
     assert result["status"] == "success", result
+    # the same call again: the finished run; other rows (max_samples) into the same dir: refused
+    assert tool.run(params)["final"] == result["final"]
+    other = tool.run({**params, "max_samples": 3})
+    assert other["status"] == "error" and "was trained on other data" in other["message"]
     assert result["output_dir"] == str(tmp_path / "run" / "sft") and result["num_samples"] == 4
     adapter = tmp_path / "run" / "sft" / "000-dataset"
     assert (adapter / "adapter_config.json").is_file()

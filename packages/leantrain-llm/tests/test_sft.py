@@ -3,6 +3,7 @@ import json
 import pytest
 import torch
 from leantrain.core.errors import CheckpointError, ConfigError, DataError
+from leantrain.core.manifest import RunManifest
 from leantrain.llm import SFTConfig, SFTTrainer, create_lora_config, tactic_accuracy
 from leantrain.llm.lora import check_target_modules
 
@@ -60,8 +61,8 @@ def test_sft_memorises_taught_tactics_and_reloads_identically(sft_rows, taught, 
         enc = t.tokenizer("⊢ a = a", return_tensors="pt")
         with torch.no_grad():
             assert torch.equal(t.model(**enc).logits, reloaded.model(**enc).logits)
-    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["status"] == "completed" and manifest["completed_repos"] == ["dataset"]
+    manifest = RunManifest.load(tmp_path / "run")
+    assert manifest.status == "completed" and manifest.completed_repos[0].startswith("dataset@")
     assert _logged(tmp_path / "run" / "sft" / "logs" / "000-dataset.jsonl")[-1] == 60
 
 
@@ -79,6 +80,10 @@ def test_second_train_does_no_work_and_another_config_is_refused(sft_rows, tmp_p
     assert Count.begun == 1 and again["per_repo"] == first["per_repo"]
     with pytest.raises(ConfigError, match=r"different config.*max_steps"):
         _trainer(tmp_path, max_steps=3).train(sft_rows)
+    # other rows (another dataset, or max_samples) in the same dir: refused, not the old result
+    with pytest.raises(ConfigError, match="was trained on other data"):
+        _trainer(tmp_path, max_steps=2, callbacks=[Count()]).train(sft_rows.select(range(2)))
+    assert Count.begun == 1
 
 
 class _Kill(Exception):
@@ -120,9 +125,9 @@ def test_lifelong_over_repos_resumes_at_the_interrupted_repo(database, tmp_path)
     first = _trainer(tmp_path, callbacks=[_killer(3, work="001")], **kw)
     with pytest.raises(_Kill):
         first.train(REPOS, database, tmp_path / "data")
-    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["completed_repos"] == REPOS[:1]
-    assert manifest["position"]["repo"] == REPOS[1] and manifest["position"]["repo_index"] == 1
+    manifest = RunManifest.load(tmp_path / "run")
+    assert manifest.completed_repos == REPOS[:1]
+    assert manifest.position == {"repo": REPOS[1], "repo_index": 1, "trainer": "sft"}
 
     # repo 1 starts from repo 0's model, checked against its checksum first
     weights = tmp_path / "run" / "sft" / "000-a" / "model.safetensors"
@@ -138,6 +143,10 @@ def test_lifelong_over_repos_resumes_at_the_interrupted_repo(database, tmp_path)
     assert "test_eval_loss" in result["final"]
     # the forgetting matrix: after repo 0, repo 0; after repo 1, repos 0 and 1
     assert [(e["step"], e["repo_index"]) for e in result["evals"]] == [(0, 0), (1, 0), (1, 1)]
+    # a rerun with nothing left to train still evaluates on the run's last data by default
+    rerun = _trainer(tmp_path, **kw)
+    assert rerun.train(REPOS, database, tmp_path / "data")["per_repo"] == result["per_repo"]
+    assert rerun.evaluate()["eval_loss"] == pytest.approx(result["final"]["test_eval_loss"])
     assert all(
         e["score_key"] == "eval_loss" and e["metrics"]["eval_loss"] > 0 for e in result["evals"]
     )

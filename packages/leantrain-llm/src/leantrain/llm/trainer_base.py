@@ -223,7 +223,9 @@ class LLMTrainer:
             configs={self.name: config_to_dict(self.config)},
             overwrite=self.config.overwrite,
         )
-        return engine.run()[self.name]
+        result = engine.run()[self.name]
+        self._last_data = engine.last_data  # also when a rerun had nothing left to train
+        return result
 
     def train_step(self, step: Step) -> dict[str, Any]:
         """Train one step on ``step.data`` from ``step.init_from`` (or the configured model);
