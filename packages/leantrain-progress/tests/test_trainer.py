@@ -48,9 +48,9 @@ def test_result_and_manifest(trained: dict[str, Any]) -> None:
     assert result["model_dir"] == result["checkpoints"][-1] == str(final_checkpoint(run))
     assert Path(result["model_dir"]).parent == run / "progress"
     manifest = RunManifest.load(run)
-    assert manifest.data["status"] == "completed"
-    (step,) = manifest.data["steps"].values()
-    assert step["metrics"]["mse"] == pytest.approx(result["final"]["mse"])
+    assert manifest.status == "completed"
+    (step,) = manifest.steps
+    assert step.metrics["mse"] == pytest.approx(result["final"]["mse"])
     assert not (run / "progress" / "work" / "000").exists()
     (log_file,) = (run / "progress" / "logs").glob("*.jsonl")
     logs = [json.loads(line) for line in log_file.read_text().splitlines()]
@@ -188,7 +188,7 @@ def test_lifelong_checkpoints_each_repo_and_resumes_after_a_kill(tmp_path: Path)
         first.train(repos, _Database(kill_at=1), tmp_path / "data")
     manifest = RunManifest.load(out)
     assert manifest.completed_repos == repos[:1]
-    ckpt0 = out / manifest.data["steps"]["progress/0"]["checkpoint"]
+    ckpt0 = manifest.checkpoint_path(manifest.trained_steps("progress")[0].checkpoint)
     assert ckpt0 == out / "progress" / "000-a" and (ckpt0 / "model.safetensors").is_file()
 
     db = _Database()
@@ -198,9 +198,9 @@ def test_lifelong_checkpoints_each_repo_and_resumes_after_a_kill(tmp_path: Path)
     assert list(result["per_repo"]) == repos
     assert result["checkpoints"] == [str(ckpt0), str(out / "progress" / "001-b")]
     manifest = RunManifest.load(out)
-    assert manifest.completed_repos == repos and manifest.data["status"] == "completed"
-    for entry in manifest.data["checkpoints"]:
-        manifest.verify_checkpoint(entry)
+    assert manifest.completed_repos == repos and manifest.status == "completed"
+    for checkpoint in manifest.checkpoints:
+        manifest.verify_checkpoint(checkpoint)
     # The forgetting matrix: after each repository, every repository so far is scored.
     assert [(e["step"], e["repo_index"]) for e in result["evals"]] == [(0, 0), (1, 0), (1, 1)]
     assert all(e["metrics"]["mae"] >= 0 and e["score_key"] == "mae" for e in result["evals"])

@@ -149,6 +149,7 @@ class ProgressTrainer:
         self.trainer: Any = None  # the transformers Trainer of the last step
         self.target: TargetTransform | None = None  # the model's training target
         self.callbacks: list[Any] = []  # extra transformers TrainerCallbacks for every step
+        self.last_data: Any = None  # the data of the last step train() ran or resumed
 
     @classmethod
     def from_pretrained(cls, path: str | Path, **options: Any) -> ProgressTrainer:
@@ -341,8 +342,11 @@ class ProgressTrainer:
 
     def evaluate(self, data: Any = None, split: str = "test") -> dict[str, float]:
         """Metrics (MSE, MAE, within ±1, MAE per bin) of the current model on ``split``'s rows
-        of ``data`` (an export directory, or a rows file: all its rows; default config.data_path)."""
-        return self.predictor().evaluate(self.load_rows(data, split))
+        of ``data`` (an export directory, or a rows file: all its rows; default: the data of
+        the last step :meth:`train` ran or resumed, else ``config.data_path``)."""
+        return self.predictor().evaluate(
+            self.load_rows(data if data is not None else self.last_data, split)
+        )
 
     def train(
         self,
@@ -371,7 +375,9 @@ class ProgressTrainer:
             configs={self.name: config_to_dict(self.config)},
             overwrite=self.config.overwrite,
         )
-        return engine.run()[self.name]
+        result = engine.run()[self.name]
+        self.last_data = engine.last_data  # also when a rerun had nothing left to train
+        return result
 
     # -- prediction ----------------------------------------------------------------------------
     def predictor(self) -> ProgressPredictor:
