@@ -295,7 +295,8 @@ def test_a_rerun_with_other_in_memory_rows_is_refused_not_answered_from_the_old_
 ) -> None:
     rows = [{"state": "⊢ a", "tactic": "rfl"}, {"state": "⊢ b", "tactic": "simp"}]
     first = LifelongEngine(tmp_path, [FakeTrainer()], data=rows).run()["fake"]
-    assert next(iter(first["per_repo"])).startswith("dataset:")
+    assert next(iter(first["per_repo"])).startswith("dataset@")
+    assert Path(first["model_dir"]).name == "000-dataset"  # named for people, not by hash
     same = FakeTrainer()
     LifelongEngine(tmp_path, [same], data=[dict(r) for r in rows]).run()  # equal content
     assert same.steps == []

@@ -263,12 +263,12 @@ def write_repo_eval_dir(export_dir: Path, repo: str, out: Path) -> Path:
 # -- one-off data ------------------------------------------------------------------------------
 def data_label(data: Any) -> str:
     """The name of one-off training data in a run's ``order``: ``data:<absolute path>`` for a
-    path, ``dataset:<SHA-256 of the rows>`` for in-memory data (a ``datasets.Dataset`` or a list
+    path, ``dataset@<SHA-256 of the rows>`` for in-memory data (a ``datasets.Dataset`` or a list
     of rows). A rerun into the same run directory with other data is refused by name, like a
     rerun on other repositories, instead of returning the old result."""
     if isinstance(data, (str, Path)):
         return f"data:{Path(data).resolve()}"
-    return f"dataset:{content_fingerprint(data)}"
+    return f"dataset@{content_fingerprint(data)}"
 
 
 def content_fingerprint(data: Any) -> str:

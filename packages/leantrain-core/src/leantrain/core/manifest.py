@@ -110,7 +110,7 @@ class EvalRecord(_Record):
 class RunManifest(_Record):
     """The ``manifest.json`` of a run directory. Change it through its methods, which save.
 
-    ``order`` holds the repositories (``"URL@COMMIT"``, or ``data:<path>`` / ``dataset:<hash>``
+    ``order`` holds the repositories (``"URL@COMMIT"``, or ``data:<path>`` / ``dataset@<hash>``
     for a one-off run) in training order; ``exports`` the export directory of each step index;
     ``config`` the settings of each section (trainer, pipeline) as the run was started;
     ``metrics`` the run-level results computed after training (``forgetting``, ``evaluation``).
