@@ -75,9 +75,7 @@ class Pipeline:
             self.config = config_from_yaml(PipelineConfig, config)
         self.run_dir = self.config.resolved_run_dir
         if not self.config.overwrite:  # refuse a run dir of other files before anything runs
-            check_output_dir(
-                self.run_dir, kind="run", flag="--run-dir", legacy=("manifest.json", IMPORTS_NAME)
-            )
+            check_output_dir(self.run_dir, kind="run", flag="--run-dir")
         self.echo_events = echo_events
         self.progress = progress or (lambda msg, done, total: None)
 
@@ -152,7 +150,6 @@ class Pipeline:
             kind="run",
             flag="--run-dir",
             overwrite=cfg.overwrite,
-            legacy=("manifest.json", IMPORTS_NAME),
         )
         imported = self._import_sources()
         with Database(cfg.resolved_database, create=False) as db:
@@ -195,8 +192,8 @@ class Pipeline:
                 kind="pipeline",
             )
             if (self.run_dir / "manifest.json").is_file():
-                steps = RunManifest.load(self.run_dir).data.get("steps", {})
-                counter["done"] = sum(1 for s in steps.values() if s.get("status") == "done")
+                steps = RunManifest.load(self.run_dir).steps
+                counter["done"] = sum(1 for s in steps if s.status == "done")
             results = engine.run()
         self._record_forgetting()
         per_repo: dict[str, dict[str, Any]] = {}
@@ -218,11 +215,11 @@ class Pipeline:
     def _record_forgetting(self) -> None:
         """One ``forgetting`` event per trainer (ACC, BWT, forgetting per repository)."""
         manifest = RunManifest.load(self.run_dir)
-        report = forgetting_report(manifest.data.get("evals", []))
-        manifest.data["metrics"]["forgetting"] = {
-            t: {k: v for k, v in r.items() if k != "matrix"} for t, r in report.items()
-        }
-        manifest.save()
+        report = forgetting_report(manifest.eval_rows())
+        manifest.set_metrics(
+            "forgetting",
+            {t: {k: v for k, v in r.items() if k != "matrix"} for t, r in report.items()},
+        )
         events = EventLog(self.run_dir)
         for trainer, summary in report.items():
             events.write("forgetting", trainer=trainer, **summary)

@@ -209,7 +209,7 @@ def run_forgetting(run_dir: str | Path) -> dict[str, dict[str, Any]]:
     """The forgetting analysis of a run (see :func:`leantrain.core.forgetting.forgetting_report`)."""
     if not (Path(run_dir) / "manifest.json").is_file():
         return {}
-    return forgetting_report(RunManifest.load(run_dir).data.get("evals", []))
+    return forgetting_report(RunManifest.load(run_dir).eval_rows())
 
 
 def forgetting_lines(report: dict[str, dict[str, Any]]) -> list[str]:
