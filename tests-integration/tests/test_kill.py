@@ -152,9 +152,9 @@ def _check_after_kill(run: Path) -> None:
     if not (run / "manifest.json").exists():
         return
     manifest = RunManifest.load(run)
-    assert manifest.data["status"] != "completed" or manifest.data["steps"]
-    for entry in manifest.data["checkpoints"]:
-        manifest.verify_checkpoint(entry)
+    assert manifest.status != "completed" or manifest.steps
+    for checkpoint in manifest.checkpoints:
+        manifest.verify_checkpoint(checkpoint)
 
 
 def _train_rows(log: Path, skip: int = 0) -> list[dict]:
@@ -194,20 +194,22 @@ def _check_no_restart(marks: list[tuple[Path, int, int]]) -> None:
 
 def _check_finished(run: Path, trainers: list[str], repos: int) -> None:
     manifest = RunManifest.load(run)
-    assert manifest.data["status"] == "completed"
-    steps = manifest.data["steps"]
-    assert sorted(steps) == sorted(f"{t}/{k}" for t in trainers for k in range(repos)), steps
-    assert all(s["status"] == "done" for s in steps.values()), steps
+    assert manifest.status == "completed"
+    steps = manifest.steps
+    assert sorted((s.trainer, s.index) for s in steps) == sorted(
+        (t, k) for t in trainers for k in range(repos)
+    ), steps
+    assert all(s.status == "done" for s in steps), steps
     # no finished work redone: one step event per (trainer, repository)
     counts = Counter(
         (e["trainer"], e["repo_index"]) for e in read_events(run) if e["kind"] == "step"
     )
     assert counts == Counter({(t, k): 1 for t in trainers for k in range(repos)}), counts
-    evals = Counter((e["trainer"], e["step"], e["repo_index"]) for e in manifest.data["evals"])
+    evals = Counter((e.trainer, e.step, e.repo_index) for e in manifest.evals)
     assert set(evals.values()) == {1}, evals
-    recorded = {c["path"] for c in manifest.data["checkpoints"]}
-    for entry in manifest.data["checkpoints"]:
-        manifest.verify_checkpoint(entry)
+    recorded = {c.path for c in manifest.checkpoints}
+    for checkpoint in manifest.checkpoints:
+        manifest.verify_checkpoint(checkpoint)
     for t in trainers:
         dirs = sorted(p for p in (run / t).glob("[0-9][0-9][0-9]-*") if p.is_dir())
         assert len(dirs) == repos, dirs
@@ -361,8 +363,8 @@ def test_kill_export_import(tmp_path: Path) -> None:
 
 
 def test_kill_sft(sft_run: Path) -> None:
-    steps = RunManifest.load(sft_run).data["steps"]
-    assert [s["metrics"]["global_step"] for s in steps.values()] == [4, 4]
+    steps = RunManifest.load(sft_run).trained_steps("sft")
+    assert [s.metrics["global_step"] for s in steps] == [4, 4]
 
 
 def test_kill_grpo(db: Path, sft_run: Path, tmp_path: Path) -> None:
@@ -394,9 +396,9 @@ def test_kill_retrieval(db: Path, tmp_path: Path) -> None:
     ]
     points = _tier(points, (0, 2))
     _kill_chain("leantrain retrieval train", args, tmp_path, run, points, ["retrieval"])
-    steps = RunManifest.load(run).data["steps"]
-    assert steps["retrieval/0"]["metrics"]["resumed"] is True  # continued from last.ckpt
-    assert [s["metrics"]["global_step"] for s in steps.values()] == [4, 4]
+    steps = RunManifest.load(run).trained_steps("retrieval")
+    assert steps[0].metrics["resumed"] is True  # continued from last.ckpt
+    assert [s.metrics["global_step"] for s in steps] == [4, 4]
 
 
 def test_kill_progress(tmp_path: Path) -> None:
@@ -423,10 +425,10 @@ def test_kill_progress(tmp_path: Path) -> None:
     _, code, err = _run(args, tmp_path)
     assert code == 0, err[-3000:]
     manifest = RunManifest.load(run)
-    assert manifest.data["status"] == "completed"
+    assert manifest.status == "completed"
     assert _events(run, "step") == 1
-    for entry in manifest.data["checkpoints"]:
-        _load("progress", manifest.verify_checkpoint(entry))
+    for checkpoint in manifest.checkpoints:
+        _load("progress", manifest.verify_checkpoint(checkpoint))
     _check_no_restart(marks)
     _tally("leantrain progress train", landed, landed)
 

@@ -41,24 +41,23 @@ def test_pipeline_trains_every_trainer_per_repo_and_reports(tmp_path):
     assert per_repo["sft"]["metrics"]["test_eval_loss"] > 0.0
     # one manifest, one checkpoint layout: <run_dir>/<trainer>/NNN-<slug>/
     manifest = RunManifest.load(run_dir)
-    assert manifest.data["status"] == "completed"
+    assert manifest.status == "completed"
     assert manifest.completed_repos == result["repos"]
     for name in ("sft", "grpo", "retrieval", "progress"):
         assert sorted(p.name[:4] for p in (run_dir / name).glob("0*")) == ["000-", "001-"]
         assert not list((run_dir / name).rglob("manifest.json"))
     # the GRPO step started from that repository's SFT model (SFT -> GRPO chaining)
-    steps = manifest.data["steps"]
-    assert steps["grpo/1"]["init_from"] == str(run_dir / steps["sft/1"]["checkpoint"])
-    assert steps["sft/1"]["init_from"] == str(run_dir / steps["sft/0"]["checkpoint"])
+    sft0, sft1, grpo1 = manifest.step("sft", 0), manifest.step("sft", 1), manifest.step("grpo", 1)
+    assert grpo1.init_from == str(manifest.checkpoint_path(sft1.checkpoint))
+    assert sft1.init_from == str(manifest.checkpoint_path(sft0.checkpoint))
     # forgetting: after step k each trainer is scored on every repository j <= k
-    evals = manifest.data["evals"]
-    assert sorted((e["trainer"], e["step"], e["repo_index"]) for e in evals) == sorted(
+    assert sorted((e.trainer, e.step, e.repo_index) for e in manifest.evals) == sorted(
         (t, k, j)
         for t in ("sft", "grpo", "retrieval", "progress")
         for k in (0, 1)
         for j in range(k + 1)
     )
-    assert set(manifest.data["metrics"]["forgetting"]) == {"sft", "grpo", "retrieval", "progress"}
+    assert set(manifest.metrics["forgetting"]) == {"sft", "grpo", "retrieval", "progress"}
     # the report and its plots
     report = Path(result["report"]).read_text()
     assert "| repository | trainer | metrics |" in report
@@ -155,8 +154,8 @@ def test_a_rerun_with_another_config_is_refused(tmp_path):
     cfg["overwrite"] = True  # starts over: one step, with the new config
     Pipeline(cfg).run()
     manifest = RunManifest.load(tmp_path / "run")
-    assert manifest.data["config"]["progress"]["learning_rate"] == 0.01
-    assert len(manifest.data["steps"]) == 1
+    assert manifest.config["progress"]["learning_rate"] == 0.01
+    assert len(manifest.steps) == 1
 
 
 def test_a_run_dir_with_other_files_is_refused(tmp_path):

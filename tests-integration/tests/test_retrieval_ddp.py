@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from leantrain.core.manifest import RunManifest
 
 
 @pytest.mark.slow
@@ -33,9 +34,9 @@ def test_retriever_trains_with_ddp_on_two_cpu_processes(tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=400)
     assert proc.returncode == 0, proc.stderr[-3000:]
     printed = json.loads(proc.stdout)  # only rank 0 prints
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["status"] == "completed"
-    metrics = next(iter(manifest["metrics"]["per_repo"].values()))["retrieval"]
+    manifest = RunManifest.load(out)
+    assert manifest.status == "completed"
+    metrics = manifest.steps[0].metrics
     assert metrics["world_size"] == 2 and metrics["global_step"] == 5
     assert printed["final"]["val_R@10"] == metrics["val_R@10"]
     model_dir = Path(printed["model_dir"])
@@ -74,9 +75,9 @@ def test_lifelong_ddp_exports_once_and_trains_every_repo(tmp_path):
     ]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=500)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["completed_repos"] == order and manifest["status"] == "completed"
-    for repo in order:
-        assert manifest["metrics"]["per_repo"][repo]["retrieval"]["world_size"] == 2
+    manifest = RunManifest.load(out)
+    assert manifest.completed_repos == order and manifest.status == "completed"
+    for step in manifest.trained_steps("retrieval"):
+        assert step.metrics["world_size"] == 2
     # one merged export per step, written by rank 0 only
     assert len([p for p in (out / "data").glob("0*") if p.is_dir()]) == len(order)

@@ -61,17 +61,16 @@ def _terminate_then_resume(cwd: Path, args: list[str], out: Path, trainer: str, 
     lines = [line for line in err.splitlines() if line.strip()]
     assert lines[-1] == TERMINATED_MESSAGE, err
     assert "Traceback" not in err, err
-    assert RunManifest.load(out).data["status"] != "completed"
+    assert RunManifest.load(out).status != "completed"
 
     again = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr
     manifest = RunManifest.load(out)
-    assert manifest.data["status"] == "completed"
-    steps = manifest.data["steps"]
-    assert [s["status"] for s in steps.values()] == ["done"], steps
-    assert len(manifest.data["checkpoints"]) == 1
-    for entry in manifest.data["checkpoints"]:
-        manifest.verify_checkpoint(entry)  # every file as checksummed
+    assert manifest.status == "completed"
+    assert [s.status for s in manifest.steps] == ["done"], manifest.steps
+    assert len(manifest.checkpoints) == 1
+    for checkpoint in manifest.checkpoints:
+        manifest.verify_checkpoint(checkpoint)  # every file as checksummed
     assert not (out / trainer / "work").exists() or not any((out / trainer / "work").iterdir())
 
 
@@ -81,8 +80,8 @@ def test_sigterm_sft_then_resume(tmp_path: Path) -> None:
     args = ["sft", "--model", "tiny", "--data", str(_data()), "--output-dir", str(out)]
     args += ["--max-steps", "12", "--save-steps", "2", "--eval-split", ""]
     _terminate_then_resume(tmp_path, args, out, "sft", "*/checkpoint-*")
-    steps = RunManifest.load(out).data["steps"]
-    assert next(iter(steps.values()))["metrics"]["global_step"] == 12
+    (step,) = RunManifest.load(out).steps
+    assert step.metrics["global_step"] == 12
 
 
 @pytest.mark.slow
@@ -93,7 +92,7 @@ def test_sigterm_retrieval_then_resume(tmp_path: Path) -> None:
     args += ["--tiny-d-model", "32", "--context-max-len", "96", "--premise-max-len", "96"]
     args += ["--batch-size", "4", "--accelerator", "cpu", "--devices", "1"]
     _terminate_then_resume(tmp_path, args, out, "retrieval", "*/last.ckpt")
-    metrics = next(iter(RunManifest.load(out).data["steps"].values()))["metrics"]
+    metrics = RunManifest.load(out).steps[0].metrics
     assert metrics["global_step"] == 12 and metrics["resumed"] is True
 
 
@@ -106,8 +105,8 @@ def test_sigterm_progress_then_resume(tmp_path: Path) -> None:
     args += ["--output-dir", str(out), "--max_steps", "300", "--save_steps", "10"]
     args += ["--max-length", "64", "--tiny-hidden-size", "32", "--tiny-vocab-size", "120"]
     _terminate_then_resume(tmp_path, args, out, "progress", "*/checkpoint-*")
-    steps = RunManifest.load(out).data["steps"]
-    assert next(iter(steps.values()))["metrics"]["global_step"] == 300
+    (step,) = RunManifest.load(out).steps
+    assert step.metrics["global_step"] == 300
 
 
 def _closed_stdout(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from leantrain.core.manifest import RunManifest
 
 DATA = (Path(__file__).resolve().parents[2] / "../shared/data/lean4-example").resolve()
 
@@ -27,9 +27,9 @@ def test_torchrun_two_processes_sft(tmp_path):
     ]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["status"] == "completed"
-    per_repo = next(iter(manifest["metrics"]["per_repo"].values()))["sft"]
+    manifest = RunManifest.load(out)
+    assert manifest.status == "completed"
+    per_repo = manifest.steps[0].metrics
     assert per_repo["global_step"] == 4
     # 2 processes × batch 2: each optimizer step consumed 4 of the 26 training examples
     assert per_repo["num_examples"] == 26

@@ -178,6 +178,7 @@ def _hms(seconds: float) -> str:
 def run_retrieval(data: Path, minilm: Path, epochs: int, budget: float, work: Path) -> dict:
     """Zero-shot MiniLM, then MiniLM trained ``epochs`` epochs (capped at ``budget`` s wall;
     the best checkpoint by validation R@10 is the one tested), both with the same encoding."""
+    from leantrain.core.manifest import RunManifest
     from leantrain.retrieval import PremiseRetriever, RetrievalConfig, RetrievalTrainer
 
     log("retrieval: zero-shot MiniLM")
@@ -208,8 +209,7 @@ def run_retrieval(data: Path, minilm: Path, epochs: int, budget: float, work: Pa
     RetrievalTrainer(cfg).train()
     train_s = time.perf_counter() - t
     # the engine evaluated the best checkpoint (by val R@10) on the same test splits
-    manifest = json.loads((out_dir / "manifest.json").read_text(encoding="utf-8"))
-    metrics = next(iter(manifest["steps"].values()))["metrics"]
+    metrics = RunManifest.load(out_dir).steps[0].metrics
     rows = {}
     for split, prefix in (("random", "test_"), ("novel_premises", "test_novel_")):
         if split not in zres:
@@ -322,6 +322,7 @@ def run_progress(data: Path, steps: int, work: Path) -> dict:
     at that many optimizer steps) on ``data``'s random train split; test-split scores of the
     model and of the baselines."""
     import numpy as np
+    from leantrain.core.manifest import RunManifest
     from leantrain.progress import ProgressPredictor, load_progress_data
 
     train_rows = load_progress_data(data, splits=["train"])
@@ -344,8 +345,7 @@ def run_progress(data: Path, steps: int, work: Path) -> dict:
     train_s = time.perf_counter() - t
     load_after = load_state()
     val = json.loads(stdout[stdout.index("{") :])["metrics"]
-    manifest = json.loads((out_dir / "manifest.json").read_text(encoding="utf-8"))
-    cfg = manifest["config"]["progress"]
+    cfg = RunManifest.load(out_dir).config["progress"]
     pred = np.array(
         ProgressPredictor.from_pretrained(out_dir).predict_many(
             [r["goal"] for r in test_rows],
