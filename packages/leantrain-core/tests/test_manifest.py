@@ -45,7 +45,6 @@ def test_facts_are_stored_once_and_the_rest_derived(tmp_path: Path) -> None:
     m = _new(tmp_path)
     m.order = ["u@1", "u@2"]
     sft0 = _step(m, "sft", 0, "u@1")
-    assert m.position == {"repo": "u@1", "repo_index": 0, "trainer": "sft"}
     m.mark_done(sft0)
     grpo0 = _step(m, "grpo", 0, "u@1")
     m.record_eval(
@@ -62,14 +61,13 @@ def test_facts_are_stored_once_and_the_rest_derived(tmp_path: Path) -> None:
     m.mark_done(grpo0)
     again = RunManifest.load(tmp_path)
     assert again.completed_repos == ["u@1"] and again.status == "running"
-    assert again.position == {"repo": "u@2", "repo_index": 1, "trainer": "sft"}
     assert [c.path for c in again.checkpoints] == ["sft/000", "grpo/000"]
     assert again.eval_rows("grpo")[0]["metrics"] == {"acc": 0.5} and again.eval_rows("sft") == []
     data = json.loads(again.path.read_text())
-    assert not {"completed_repos", "position", "status", "checkpoints"} & set(data)
+    assert not {"completed_repos", "status", "checkpoints"} & set(data)
     for trainer in ("sft", "grpo"):
         again.mark_done(_step(again, trainer, 1, "u@2"))
-    assert again.status == "completed" and again.position == {}
+    assert again.status == "completed"
     assert [s.index for s in again.trained_steps("sft")] == [0, 1]
 
 

@@ -27,9 +27,8 @@ EVENTS_NAME = "metrics.jsonl"
 class EventLog:
     """Append-only JSONL log of a run (each line written and fsynced whole)."""
 
-    def __init__(self, run_dir: str | Path, *, echo: bool = False) -> None:
+    def __init__(self, run_dir: str | Path) -> None:
         self.path = Path(run_dir) / EVENTS_NAME
-        self.echo = echo
 
     def write(self, kind: str, **fields: Any) -> dict[str, Any]:
         """Append one event (``time`` is added) and return it."""
@@ -47,8 +46,6 @@ class EventLog:
             f.write((line + "\n").encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
-        if self.echo:
-            print(line, flush=True)
         return event
 
 

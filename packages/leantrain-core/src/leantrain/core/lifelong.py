@@ -317,6 +317,8 @@ class LifelongEngine:
     from its ``work_dir``.
     """
 
+    manifest: RunManifest  # the run's manifest, opened by run()
+
     def __init__(
         self,
         run_dir: str | Path,
@@ -373,7 +375,6 @@ class LifelongEngine:
         self.kind = kind
         self.main = is_main_process()
         self.events = EventLog(self.run_dir) if self.main else None
-        self.manifest: RunManifest | None = None  # set by run()
 
     # -- public ---------------------------------------------------------------------------------
     def run(self) -> dict[str, dict[str, Any]]:
@@ -393,7 +394,7 @@ class LifelongEngine:
 
     def result(self, name: str) -> dict[str, Any]:
         """``{output_dir, per_repo, final, checkpoints, model_dir, evals}`` of trainer ``name``."""
-        manifest = self._require_manifest()
+        manifest = self.manifest
         steps = manifest.trained_steps(name)
         checkpoints = [str(manifest.checkpoint_path(s.checkpoint)) for s in steps]
         return {
@@ -406,11 +407,6 @@ class LifelongEngine:
         }
 
     # -- the manifest ---------------------------------------------------------------------------
-    def _require_manifest(self) -> RunManifest:
-        if self.manifest is None:
-            raise RuntimeError("LifelongEngine.run() opens the manifest first")
-        return self.manifest
-
     def _run_config(self) -> dict[str, Any]:
         """What must not change between a run and its resume: trainers, chain, sections."""
         return {"trainers": [t.name for t in self.trainers], "chain": self.chain, **self.configs}
@@ -450,7 +446,7 @@ class LifelongEngine:
     # -- order and data -------------------------------------------------------------------------
     def _order(self) -> list[tuple[int, str, list[Any]]]:
         """``(index, repo id, repo items so far)`` of every step, checked against the manifest."""
-        manifest = self._require_manifest()
+        manifest = self.manifest
         if self.database is None:
             order, items = [data_label(self.data)], [self.data]
         else:
@@ -481,7 +477,7 @@ class LifelongEngine:
     def _export(self, index: int, repo: str, items: list[Any]) -> Any:
         """The data of step ``index``: the merged export of ``items`` (written once, by rank
         0), or the one-off data."""
-        manifest = self._require_manifest()
+        manifest = self.manifest
         if self.database is None:
             return self.data
         out = self.data_path / f"{index:03d}_{repo_slug(repo)}"
@@ -508,7 +504,7 @@ class LifelongEngine:
             if self.evaluate and isinstance(data, (str, Path)) and Path(data).is_dir():
                 return [(0, repo, Path(data))]
             return []
-        order = self._require_manifest().order
+        order = self.manifest.order
         dirs = []
         for j in range(index + 1):
             out = self.data_path / EVAL_SUBDIR / f"{j:03d}_{repo_slug(order[j])}"
@@ -519,7 +515,7 @@ class LifelongEngine:
 
     # -- one trainer on one step ----------------------------------------------------------------
     def _done(self, name: str, index: int) -> bool:
-        record = self._require_manifest().step(name, index)
+        record = self.manifest.step(name, index)
         return record is not None and record.status == "done"
 
     def _run_step(
@@ -534,7 +530,7 @@ class LifelongEngine:
         """Bring ``trainer``'s step ``index`` to done: train and save it (or, after a kill,
         reload what was saved), then score it on every repository so far. Rank 0 saves and
         records; other ranks train alongside and wait for its record."""
-        record = self._require_manifest().step(trainer.name, index)
+        record = self.manifest.step(trainer.name, index)
         if record is not None and record.status == "done":
             return
         merged: dict[str, Any] = {}
@@ -584,7 +580,7 @@ class LifelongEngine:
         with atomic_directory(ckpt) as tmp:
             trainer.save(tmp)
             apply_umask_modes(tmp)  # libraries write some files private (safetensors 0600)
-        return self._require_manifest().checksum(ckpt)
+        return self.manifest.checksum(ckpt)
 
     def _evaluate_merged(self, trainer: LifelongTrainer, data: Any) -> dict[str, Any]:
         """The model on the step's own (merged) data, when that is a path; else ``{}``."""
@@ -611,7 +607,7 @@ class LifelongEngine:
             metrics=metrics,
             seconds=seconds,
         )
-        self._require_manifest().record_step(record)
+        self.manifest.record_step(record)
         self._step_event(record)
         _remove_work_dir(step.work_dir)
         return record
@@ -630,7 +626,7 @@ class LifelongEngine:
         logged = self._logged_events()
         if ("step", record.trainer, record.index, None) not in logged:
             self._step_event(record)
-        for row in self._require_manifest().evals:
+        for row in self.manifest.evals:
             if (
                 row.trainer == record.trainer
                 and row.step == record.index
@@ -647,7 +643,7 @@ class LifelongEngine:
     ) -> None:
         """Score the step's model on each repository's own test split not yet scored (one row
         of the forgetting matrix), then mark the step done."""
-        manifest = self._require_manifest()
+        manifest = self.manifest
         seen = {(e.trainer, e.step, e.repo_index) for e in manifest.evals}
         for j, repo_j, eval_dir in eval_dirs:
             if (trainer.name, record.index, j) in seen:
@@ -671,7 +667,7 @@ class LifelongEngine:
         """Another rank: wait until rank 0 recorded step ``index`` of ``name``, reloading the
         manifest meanwhile."""
         deadline = time.monotonic() + timeout
-        while self._require_manifest().step(name, index) is None:
+        while self.manifest.step(name, index) is None:
             if time.monotonic() > deadline:
                 raise CheckpointError(
                     f"rank 0 did not record step {name}/{index} within {timeout:.0f} s"
@@ -692,7 +688,7 @@ class LifelongEngine:
     def _init_from(self, name: str, index: int) -> Path | None:
         """The checkpoint step ``index`` of ``name`` starts from: the chained trainer's of the
         same step, else its own previous one, else ``None`` (the configured model)."""
-        manifest = self._require_manifest()
+        manifest = self.manifest
         source = self.chain.get(name)
         if source is not None:
             record = manifest.step(source, index)
@@ -708,7 +704,7 @@ class LifelongEngine:
     def _verified(self, checkpoint: CheckpointRecord) -> Path:
         """The path of a recorded checkpoint, its checksums verified (other ranks: once rank 0
         wrote it)."""
-        manifest = self._require_manifest()
+        manifest = self.manifest
         if not self.main:
             path = manifest.checkpoint_path(checkpoint)
             _wait_for(path)

@@ -3,8 +3,8 @@
 :class:`RunManifest` says what produced a run (package versions, trainers, config), which
 repositories it trains on and in which order, each step that was trained (its checkpoint with a
 SHA-256 per file, its metrics), and the per-repository evaluations. Every fact is stored once;
-what follows from them (completed repositories, the checkpoint list, where the run is, whether
-it finished) are properties. Every save is atomic, so a killed run leaves a manifest that
+what follows from them (completed repositories, the checkpoint list, whether it finished) are
+properties. Every save is atomic, so a killed run leaves a manifest that
 describes only finished work, and a resumed run verifies a checkpoint before trusting it.
 
 The file is indented JSON; ``format_version`` says which layout it has. A manifest of a newer
@@ -278,16 +278,6 @@ class RunManifest(_Record):
         """``"completed"`` once every trainer is done on every repository of ``order``."""
         done = self.order and len(self.completed_repos) == len(self.order)
         return "completed" if done else "running"
-
-    @property
-    def position(self) -> dict[str, Any]:
-        """Where the run is: ``{repo, repo_index, trainer}`` of the first step not done
-        (``{}`` when the run is complete)."""
-        for i, repo in enumerate(self.order):
-            for trainer in self.trainers:
-                if not self._done(trainer, i):
-                    return {"repo": repo, "repo_index": i, "trainer": trainer}
-        return {}
 
     @property
     def checkpoints(self) -> list[CheckpointRecord]:
