@@ -127,7 +127,7 @@ def test_lifelong_over_repos_resumes_at_the_interrupted_repo(database, tmp_path)
         first.train(REPOS, database, tmp_path / "data")
     manifest = RunManifest.load(tmp_path / "run")
     assert manifest.completed_repos == REPOS[:1]
-    assert manifest.position == {"repo": REPOS[1], "repo_index": 1, "trainer": "sft"}
+    assert manifest.order == REPOS and manifest.step("sft", 1) is None  # killed inside step 1
 
     # repo 1 starts from repo 0's model, checked against its checksum first
     weights = tmp_path / "run" / "sft" / "000-a" / "model.safetensors"
