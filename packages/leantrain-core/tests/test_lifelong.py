@@ -352,3 +352,11 @@ def test_a_manifest_of_an_unversioned_development_run_is_one_line(tmp_path: Path
         tmp_path, [trainer], database=FakeDatabase(), repos=REPOS[:1], overwrite=True
     ).run()
     assert [s.index for s in trainer.steps] == [0]
+
+
+def test_a_manifest_alone_does_not_make_a_directory_a_run(tmp_path: Path) -> None:
+    """Only the .leantrain marker does (the unreleased detection by manifest.json is gone)."""
+    (tmp_path / "manifest.json").write_text("{}")
+    with pytest.raises(ConfigError, match="did not write"):
+        LifelongEngine(tmp_path, [FakeTrainer()], database=FakeDatabase(), repos=REPOS).run()
+    assert [p.name for p in tmp_path.iterdir()] == ["manifest.json"]
