@@ -1,0 +1,119 @@
+"""The HF generator: the training prompt, exact per-tactic log-probabilities, batching."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from leantrain.prover.generator import HFGenerator, recorded_system_prompt
+from leantrain.tactics import DEFAULT_SYSTEM_PROMPT, build_messages
+
+STATE = "n : ℕ\n⊢ n + 0 = n"
+OTHER = "p q : Prop\nhp : p\n⊢ p ∨ q"
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from leantrain.llm import build_tiny_model
+
+    model, tokenizer = build_tiny_model(seed=3)
+    return model, tokenizer
+
+
+def _generator(tiny, **kw):
+    model, tokenizer = tiny
+    return HFGenerator(
+        model, tokenizer, system_prompt=DEFAULT_SYSTEM_PROMPT, max_new_tokens=8, **kw
+    )
+
+
+def test_the_prompt_is_the_one_trl_trains_on(tiny, tmp_path):
+    """TRL's SFTTrainer tokenises a prompt/completion row; its prompt tokens are our prompt."""
+    import datasets
+    import trl
+
+    model, tokenizer = tiny
+    rows = datasets.Dataset.from_list(
+        [
+            {
+                "prompt": build_messages(STATE),
+                "completion": [{"role": "assistant", "content": "simp"}],
+            }
+        ]
+    )
+    args = trl.SFTConfig(output_dir=str(tmp_path), report_to=[], use_cpu=True)
+    trainer = trl.SFTTrainer(model=model, args=args, train_dataset=rows, processing_class=tokenizer)
+    row = trainer.train_dataset[0]
+    first = next(i for i, label in enumerate(row["labels"]) if label != -100)
+    ours = tokenizer(_generator(tiny).prompt(STATE), add_special_tokens=False)["input_ids"]
+    assert row["input_ids"][:first] == ours  # the tokens without loss are exactly our prompt
+    completion = tokenizer.decode(row["input_ids"][first:])
+    assert completion.startswith("simp" + tokenizer.eos_token)  # what the model learns to write
+
+
+def _manual_logprob(model, tokenizer, prompt: str, completion: list[int]) -> float:
+    ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    full = torch.tensor([ids + completion])
+    with torch.no_grad():
+        logp = torch.log_softmax(model(full).logits[0].float(), dim=-1)
+    return sum(float(logp[len(ids) - 1 + j, t]) for j, t in enumerate(completion))
+
+
+def test_log_probabilities_are_exact_and_stop_at_the_first_eos(tiny):
+    """Left-padded prompts, completions padded after their EOS: each score is the model's
+    log-probability of the completion up to and including EOS (or of all of it, without)."""
+    model, tokenizer = tiny
+    gen = _generator(tiny)
+    eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
+    simp = tokenizer("simp", add_special_tokens=False)["input_ids"]
+    intro = tokenizer("intro h", add_special_tokens=False)["input_ids"]
+    completions = [[*simp, eos, pad, pad], intro]  # the second never stopped
+    tokenizer.padding_side = "left"
+    try:
+        enc = tokenizer([gen.prompt(STATE), gen.prompt(OTHER)], return_tensors="pt", padding=True)
+    finally:
+        tokenizer.padding_side = "right"
+    completion = torch.tensor(completions)
+    seqs = torch.cat([enc["input_ids"], completion], dim=1)
+    scores = gen._score(seqs, enc["attention_mask"], completion)
+    assert scores[0] == pytest.approx(
+        _manual_logprob(model, tokenizer, gen.prompt(STATE), [*simp, eos]), abs=1e-4
+    )
+    assert scores[1] == pytest.approx(
+        _manual_logprob(model, tokenizer, gen.prompt(OTHER), intro), abs=1e-4
+    )
+
+
+def test_candidates_are_distinct_and_sorted(tiny):
+    [cands] = _generator(tiny).propose([STATE], 4)
+    assert 1 <= len(cands) <= 4
+    assert len({t for t, _ in cands}) == len(cands) and all(t.strip() == t for t, _ in cands)
+    assert [lp for _, lp in cands] == sorted((lp for _, lp in cands), reverse=True)
+
+
+def test_a_batch_of_states_gives_what_each_state_gives_alone(tiny):
+    gen = _generator(tiny)
+    together = gen.propose([STATE, OTHER], 3)
+    alone = [gen.propose([STATE], 3)[0], gen.propose([OTHER], 3)[0]]
+    for a, b in zip(together, alone):
+        assert [t for t, _ in a] == [t for t, _ in b]
+        assert [lp for _, lp in a] == pytest.approx([lp for _, lp in b], abs=1e-3)
+
+
+def test_sampling_returns_scored_candidates(tiny):
+    torch.manual_seed(0)
+    [cands] = _generator(tiny, decoding="sample").propose([STATE], 3)
+    assert cands and all(lp < 0 for _, lp in cands)
+
+
+def test_the_system_prompt_comes_from_the_run_manifest(tmp_path):
+    run = tmp_path / "run"
+    (run / "sft" / "000-x").mkdir(parents=True)
+    (run / "manifest.json").write_text(
+        json.dumps({"config": {"trainers": ["sft"], "sft": {"system_prompt": "Be brief."}}})
+    )
+    assert recorded_system_prompt(run) == (True, "Be brief.")
+    assert recorded_system_prompt(run / "sft" / "000-x") == (True, "Be brief.")
+    assert recorded_system_prompt(tmp_path / "elsewhere") == (False, None)
+    assert recorded_system_prompt("tiny") == (False, None)
