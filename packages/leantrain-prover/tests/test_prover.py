@@ -1,0 +1,125 @@
+"""Prover outputs: rows, summary, proofs in the traced format; kill and rerun resumes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from leantrain.core.errors import ConfigError
+from leantrain.core.schemas import load_theorems
+from leantrain.prover import Prover, ReplayBackend
+from leantrain.prover.theorems import load_split
+
+
+class Oracle:
+    """Proposes every traced tactic of a state (and one wrong tactic), counting calls;
+    raises ``Killed`` at call ``kill_at`` as a kill would stop the run."""
+
+    def __init__(self, theorems, kill_at=None):
+        self.table = {}
+        for t in theorems:
+            for tt in t.traced_tactics:
+                self.table.setdefault(tt.state_before, []).append((tt.tactic, -0.5))
+        self.calls = 0
+        self.kill_at = kill_at
+
+    def propose(self, states, k):
+        self.calls += 1
+        if self.calls == self.kill_at:
+            raise Killed
+        return [[("nonsense", -0.1), *self.table.get(s, [])][:k] for s in states]
+
+
+class Killed(Exception):
+    pass
+
+
+def _prover(data, out, gen, **kw):
+    return Prover(
+        tactic_generator=gen,
+        lean_backend=ReplayBackend(),
+        data=str(data),
+        output_dir=str(out),
+        progress_bar=False,
+        **kw,
+    )
+
+
+def test_rows_summary_and_proofs_in_the_traced_format(nat_basics, tmp_path):
+    theorems = load_split(nat_basics, "test")
+    summary = _prover(nat_basics, tmp_path / "out", Oracle(theorems)).evaluate()
+    assert summary["metric"] == "replay proof rate"
+    assert summary["proved"] == summary["attempted"] == 3 and summary["replay_proof_rate"] == 1.0
+    assert summary["by_split"] == {"test": {"proved": 3, "attempted": 3, "replay_proof_rate": 1.0}}
+    assert len(summary["by_repository"]) == 1
+    rows = [json.loads(x) for x in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    by_name = {r["full_name"]: r for r in rows}
+    even = by_name["NatBasics.even_add"]
+    assert even["proof"] == [
+        "obtain ⟨a, rfl⟩ := hm",
+        "obtain ⟨b, rfl⟩ := hn",
+        "refine ⟨a + b, ?_⟩",
+        "omega",
+    ]
+    assert even["expansions"] == 4 and even["tactics_tried"] == 8  # one wrong tactic a state
+    assert even["backend"] == "replay" and even["split"] == "test"
+    # the found proofs read back as LeanDojo theorems, equal to the traced ones
+    found = {t.full_name: t for t in load_theorems(tmp_path / "out" / "proofs.json")}
+    for thm in theorems:
+        got = found[thm.full_name]
+        assert got.key == thm.key
+        assert [(t.tactic, t.state_before, t.state_after) for t in got.traced_tactics] == [
+            (t.tactic, t.state_before, t.state_after) for t in thm.traced_tactics
+        ]
+    written = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert written["proved"] == 3
+
+
+def test_proofs_import_as_training_data(nat_basics, tmp_path):
+    export = pytest.importorskip("leantrain.export.sources")
+    theorems = load_split(nat_basics, "test")
+    _prover(nat_basics, tmp_path / "out", Oracle(theorems)).evaluate()
+    items = list(export.read_source(tmp_path / "out" / "proofs.json"))
+    assert [i.kind for i in items] == ["theorem"] * 3
+
+
+def test_kill_and_rerun_resumes(nat_basics, tmp_path):
+    theorems = load_split(nat_basics, "test")
+    out = tmp_path / "out"
+    first = Oracle(theorems, kill_at=3)  # theorem 1 takes 1 call, theorem 2 is killed in its 2nd
+    with pytest.raises(Killed):
+        _prover(nat_basics, out, first).evaluate()
+    assert len((out / "results.jsonl").read_text().splitlines()) == 1
+    # a kill in the middle of writing a row leaves a cut line: it is dropped, not fatal
+    with (out / "results.jsonl").open("a") as f:
+        f.write('{"id": "half a ro')
+    again = Oracle(theorems)
+    summary = _prover(nat_basics, out, again).evaluate()
+    assert summary["attempted"] == 3 and summary["proved"] == 3
+    assert again.calls == 4 + 1  # even_add (4 expansions) and add_zero' (1); sumTo_succ skipped
+    rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["full_name"] for r in rows) == sorted(t.full_name for t in theorems)
+    # everything done: a third run searches nothing and reports the same
+    third = Oracle(theorems)
+    assert _prover(nat_basics, out, third).evaluate() == summary and third.calls == 0
+
+
+def test_a_changed_config_into_the_same_output_dir_is_refused(nat_basics, tmp_path):
+    theorems = load_split(nat_basics, "test")
+    out = tmp_path / "out"
+    _prover(nat_basics, out, Oracle(theorems), max_theorems=1).evaluate()
+    with pytest.raises(ConfigError, match=r"different config \(changed: num_sampled_tactics\)"):
+        _prover(nat_basics, out, Oracle(theorems), num_sampled_tactics=3).evaluate()
+    # which theorems and where are not the search's config: more theorems extend the run
+    summary = _prover(nat_basics, out, Oracle(theorems), max_theorems=2).evaluate()
+    assert summary["attempted"] == 2
+
+
+def test_prove_one_theorem_without_an_output_dir(nat_basics):
+    theorems = load_split(nat_basics, "test")
+    prover = Prover(
+        tactic_generator=Oracle(theorems), lean_backend=ReplayBackend(), progress_bar=False
+    )
+    row = prover.prove(theorems[0].to_json())  # a LeanDojo record is accepted as is
+    assert row["proved"] and row["proof"] == ["simp [sumTo]"]
+    assert row["traced"]["traced_tactics"][0]["state_after"] == "no goals"
