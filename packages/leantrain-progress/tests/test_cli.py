@@ -177,3 +177,28 @@ def test_make_data_checks_its_options(
     code, _, err = _run(capsys, "make-data", "--data", str(tmp_path), "--out", str(out), *flags)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["progress", "train", "--data", "empty.json"], "empty.json: the file is empty"),
+        (["progress", "train", "--data", "binary.jsonl"], "binary.jsonl: the file is binary"),
+        (["progress", "train", "--lr", "1e-5", "--huber-delta", "0"], "--huber_delta must be"),
+        (["progress", "train", "--loss", "l3"], "key 'loss' has the wrong type"),
+        (["progress", "evaluate", "--data", "empty.json"], "empty.json: the file is empty"),
+    ],
+)
+def test_bad_settings_and_data_fail_before_transformers_is_imported(tmp_path, argv, message):
+    """Config and data are checked first: transformers and torch are not even imported."""
+    (tmp_path / "empty.json").write_bytes(b"")
+    (tmp_path / "binary.jsonl").write_bytes(bytes(range(256)) * 4)
+    code = (
+        "import sys; from leantrain.core.cli import main; rc = main(sys.argv[1:]); "
+        "heavy = [m for m in ('transformers', 'torch') if m in sys.modules]; print(rc, heavy)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.stdout.split("\n")[0] in ("1 []", "2 []"), (done.stdout, done.stderr)
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1

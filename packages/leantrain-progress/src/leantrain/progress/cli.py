@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from leantrain.core.cli import Command
-from leantrain.core.config import check_numbers, parse_cli
+from leantrain.core.config import check_numbers, parse_cli, parse_known
 from leantrain.core.errors import ConfigError
 
 _SUBCOMMANDS = {
@@ -140,7 +140,26 @@ def _make_data(argv: list[str]) -> int:
     return 0
 
 
+def _check_first(argv: list[str]) -> None:
+    """The progress model's own settings, and a data file, checked before transformers is
+    imported (tens of seconds): a typo or an empty / binary file fails in about a second. An
+    export directory is read by the trainer (reading it twice would cost more than it saves)."""
+    if "-h" in argv or "--help" in argv:
+        return
+    from pathlib import Path
+
+    from leantrain.progress.progress_arguments import ProgressArguments
+
+    own = parse_known(ProgressArguments, argv)
+    own.check()
+    if own.data_path is not None and not Path(own.data_path).is_dir():
+        from leantrain.progress.dataset import load_progress_data
+
+        load_progress_data(own.data_path, splits=own.split, sorry_policy=own.sorry_policy)
+
+
 def _train(argv: list[str]) -> int:
+    _check_first(argv)
     from leantrain.progress.progress_config import ProgressConfig
 
     cfg = parse_cli(
@@ -169,10 +188,12 @@ def _evaluate(argv: list[str]) -> int:
             hint="leantrain progress evaluate --model DIR --data rows.jsonl",
         )
     from leantrain.progress.dataset import load_progress_data
+
+    rows = load_progress_data(opts.data, splits=opts.split)  # before the model and torch load
     from leantrain.progress.predictor import ProgressPredictor
 
     predictor = ProgressPredictor.from_pretrained(opts.model, batch_size=opts.batch_size)
-    _print_json(predictor.evaluate(load_progress_data(opts.data, splits=opts.split)))
+    _print_json(predictor.evaluate(rows))
     return 0
 
 
