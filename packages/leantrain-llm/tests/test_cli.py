@@ -71,7 +71,7 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     assert (
         main(["sft", "--data", str(tmp_path / "missing"), "--output-dir", str(tmp_path / "o")]) == 1
     )
-    assert "training data not found" in capsys.readouterr().err
+    assert "missing: no such file or directory" in capsys.readouterr().err
     assert main(["sft", "--modle", "tiny"]) == 2
     assert "did you mean '--model'" in capsys.readouterr().err
 
@@ -104,3 +104,29 @@ def test_run_dict_entry_point(sft_rows, lean4_example, tmp_path):
         run({"algorithm": "sft", "epoch": 2})
     with pytest.raises(ConfigError, match="'epochs' and 'num_train_epochs' are the same"):
         run({"algorithm": "sft", "epochs": 2, "num_train_epochs": 2})
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["sft", "--data", "empty.json"], "empty.json: the file is empty"),
+        (["grpo", "--data", "binary.json"], "binary.json: the file is binary"),
+        (["sft", "--data", "empty.json", "--eval-k", "0"], "--eval_k must be at least 1"),
+        (["sft", "--lr", "1e-5", "--split-strategy", "x"], "'split_strategy' cannot be 'x'"),
+        (["llm", "eval", "--data", "empty.json"], "empty.json: the file is empty"),
+    ],
+)
+def test_bad_settings_and_data_fail_before_the_engines_are_imported(tmp_path, argv, message):
+    """Config and data are checked first: TRL / transformers / torch are not even imported."""
+    (tmp_path / "empty.json").write_bytes(b"")
+    (tmp_path / "binary.json").write_bytes(bytes(range(256)) * 4)
+    code = (
+        "import sys; from leantrain.core.cli import main; rc = main(sys.argv[1:]); "
+        "heavy = [m for m in ('trl', 'transformers', 'torch') if m in sys.modules]; "
+        "print(rc, heavy)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.stdout.split("\n")[0] in ("1 []", "2 []"), (done.stdout, done.stderr)
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -2,7 +2,8 @@
 ``leantrain llm convert``.
 
 This module is imported by every ``leantrain`` invocation, so it imports nothing heavy: the
-configs (which import trl) and trainers load inside each command's ``run``.
+configs (which import trl) and trainers load inside each command's ``run``, after leantrain's
+own settings and the data were checked (:func:`_check_first`), so bad input fails in seconds.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from leantrain.core.cli import Command
+from leantrain.core.command import ArgumentParser, Command
 
 
 def _print(result: dict) -> None:
@@ -30,7 +31,32 @@ def _show_logs() -> None:
         ours.setLevel(logging.INFO)
 
 
+def _check_first(argv: Sequence[str], split: str | None = None, *, rl: bool = False) -> None:
+    """leantrain's own settings and the first example of the data, checked in about a second:
+    before TRL and transformers are imported (tens of seconds), so a typo, an empty or a
+    binary data file fails at once. ``--help`` skips it."""
+    if "-h" in argv or "--help" in argv:
+        return
+    from leantrain.core.config import parse_known
+    from leantrain.llm.common_config import LeanTrainArguments
+
+    own = parse_known(LeanTrainArguments, argv)
+    own._check_common()
+    if own.data is not None:
+        _check_data(own.data, split or own.train_split, own, rl=rl)
+
+
+def _check_data(data: str, split: str, settings: object, *, rl: bool = False) -> None:
+    """Read ``data`` up to its first usable example (``DataError`` naming the file if none)."""
+    from leantrain.llm.training_data import dataset_config
+    from leantrain.tactics import create_rl_dataset, create_sft_dataset
+
+    create = create_rl_dataset if rl else create_sft_dataset
+    create(data, split, 1, config=dataset_config(settings, max_samples=1))
+
+
 def _sft(argv: Sequence[str]) -> int:
+    _check_first(argv)
     from leantrain.core.config import parse_cli
     from leantrain.llm.runner import train_with_config
     from leantrain.llm.sft_config import SFTConfig
@@ -47,6 +73,7 @@ def _sft(argv: Sequence[str]) -> int:
 
 
 def _grpo(argv: Sequence[str]) -> int:
+    _check_first(argv, rl=True)
     from leantrain.core.config import parse_cli
     from leantrain.llm.grpo_config import GRPOConfig
     from leantrain.llm.runner import train_with_config
@@ -74,9 +101,7 @@ _LLM_USAGE = (
 
 
 def _merge_lora(argv: Sequence[str]) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="leantrain llm merge-lora",
         description="Merge a LoRA adapter into its base model: a plain model directory.",
     )
@@ -90,9 +115,7 @@ def _merge_lora(argv: Sequence[str]) -> int:
 
 
 def _convert(argv: Sequence[str]) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="leantrain llm convert",
         description="Write a GGUF model as a plain model directory (safetensors, tokenizer, chat "
         "template) that --model and from_pretrained load; needs leantrain-llm[gguf].",
@@ -122,9 +145,12 @@ def _llm(argv: Sequence[str]) -> int:
         return 2
     from leantrain.core.config import parse_cli
     from leantrain.llm.eval_config import EvalConfig
-    from leantrain.llm.runner import evaluate_with_config
 
     cfg = parse_cli(EvalConfig, argv[1:], prog="leantrain llm eval")
+    if cfg.data is not None:  # before the model and the engines load
+        _check_data(cfg.data, cfg.split, cfg)
+    from leantrain.llm.runner import evaluate_with_config
+
     _print(evaluate_with_config(cfg))
     return 0
 
