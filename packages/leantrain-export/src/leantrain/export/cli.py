@@ -12,26 +12,24 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, NoReturn
+from typing import Any
 
 from leantrain.core.cli import Command
+from leantrain.core.command import ArgumentParser
 from leantrain.core.errors import ConfigError
 
 DEFAULT_DB = "leantrain.db"  # repeated here so that register() imports nothing else
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise ConfigError(f"{self.prog}: {message}", hint=f"run '{self.prog} --help'")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``leantrain export``."""
-    p = _Parser(
+    p = ArgumentParser(
         prog="leantrain export",
         description="The database of traced Lean repositories and its LeanDojo-v2 exports.",
     )
-    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser, metavar="COMMAND")
+    sub = p.add_subparsers(
+        dest="cmd", required=True, parser_class=ArgumentParser, metavar="COMMAND"
+    )
 
     def add(name: str, help: str) -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=help, description=help)
