@@ -38,7 +38,7 @@ BAD = {
         ["--config", "badkey.yaml"],
         "badkey.yaml: unknown VERL key 'data.train_batch_sze' — did you mean 'data.train_batch_size'",
     ),
-    "broken yaml": (["--config", "broken.yaml"], "broken.yaml: not valid YAML (line 2"),
+    "broken yaml": (["--config", "broken.yaml"], "broken.yaml: malformed YAML"),
     "missing config": (["--config", "nope.yaml"], "config file not found: nope.yaml"),
     "no advantage function": (["--core_algos", "json"], "no function taking token_level_rewards"),
     "no such module": (["--core_algos", "nosuch_mod"], "cannot import module"),

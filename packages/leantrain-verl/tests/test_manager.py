@@ -154,5 +154,28 @@ def test_leantrain_keys_as_overrides(small):
     )
     assert manager.settings["eval_k"] == 3
     assert manager.resolved_config().data.train_batch_size == 16
-    with pytest.raises(ConfigError, match="unknown leantrain key 'eval_kk'"):
+    with pytest.raises(ConfigError, match=r"unknown key 'eval_kk'.*did you mean 'eval_k'"):
         VERLTrainingManager(small, "grpo", overrides={"leantrain.eval_kk": 3})
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ({"eval_k": "abc"}, "key 'eval_k' has the wrong type: got str 'abc'"),
+        ({"eval_k": 0}, "leantrain.eval_k must be at least 1"),
+        ({"rewards": "format"}, "key 'rewards' has the wrong type"),
+        ({"split_strategy": "rand"}, "'split_strategy' cannot be 'rand'"),
+    ],
+)
+def test_leantrain_section_is_typed_when_the_manager_is_built(small, section, message):
+    small["leantrain"].update(section)
+    with pytest.raises(ConfigError, match=message) as e:
+        VERLTrainingManager(small, "grpo")  # fails before VERL's config is composed
+    assert "\n" not in str(e.value) and "leantrain" in str(e.value)
+
+
+def test_leantrain_section_values_are_typed_like_every_config():
+    from leantrain.verl.config import leantrain_settings
+
+    typed = leantrain_settings({"eval_k": "3", "max_eval_samples": None}, source="s")
+    assert typed == {"eval_k": 3, "max_eval_samples": None}  # given keys only, typed

@@ -10,10 +10,8 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
 
-from leantrain.core.command import Command
-from leantrain.core.errors import ConfigError
+from leantrain.core.command import ArgumentParser, Command
 
 _USAGE = """usage: leantrain verl COMMAND ...
 
@@ -22,13 +20,6 @@ commands:
   convert     leantrain data (export dir / split file) -> VERL parquet
   algorithms  the algorithm types and the VERL options they set
 """
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with its errors as one line (a ConfigError, exit 2), not usage + message."""
-
-    def error(self, message: str) -> NoReturn:
-        raise ConfigError(f"{self.prog}: {message}", hint=f"run '{self.prog} --help'")
 
 
 def _both(parser: argparse.ArgumentParser, name: str, **kwargs: object) -> None:
@@ -40,7 +31,7 @@ def _both(parser: argparse.ArgumentParser, name: str, **kwargs: object) -> None:
 def _train_parser() -> argparse.ArgumentParser:
     from leantrain.verl.algorithms import algorithm_names
 
-    p = _Parser(
+    p = ArgumentParser(
         prog="leantrain verl train",
         description="Tactic RL on VERL; extra KEY=VALUE arguments are VERL config overrides "
         "(e.g. data.train_batch_size=8), or keys of the YAML's leantrain: section "
@@ -97,7 +88,7 @@ def _convert(argv: Sequence[str]) -> int:
     from leantrain.core.output_dir import claim_output_dir
     from leantrain.verl.data import DataSettings, check_data_path, convert_to_verl
 
-    p = _Parser(prog="leantrain verl convert")
+    p = ArgumentParser(prog="leantrain verl convert")
     _both(p, "data_path", required=True, help="export dir or split file")
     _both(p, "output_dir", required=True, help="where train.parquet / val.parquet go")
     _both(p, "split_strategy", default="random")

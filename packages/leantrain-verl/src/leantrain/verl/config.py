@@ -14,9 +14,17 @@ from __future__ import annotations
 import difflib
 import importlib.util
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from leantrain.core.config import (
+    check_numbers,
+    config_from_dict,
+    parse_yaml,
+    read_yaml_file,
+    resolve_aliases,
+)
 from leantrain.core.errors import ConfigError, MissingDependencyError
 from leantrain.verl.algorithms import GROUP_ESTIMATORS, algorithm_overrides
 
@@ -132,31 +140,91 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def load_user_yaml(path: str | Path) -> dict[str, Any]:
-    """The user's YAML (``yaml.safe_load``) in VERL's sections; bad files are one clear line."""
-    import yaml
+@dataclass
+class LeantrainSection:
+    """The YAML's ``leantrain:`` section: leantrain's settings beside VERL's sections (also
+    ``leantrain.KEY=VALUE`` overrides and the manager's keyword arguments). Read through
+    :func:`leantrain.core.config.config_from_dict` like every trainer config, so an unknown key
+    or a wrong type (``eval_k: abc``) fails when the manager is built, in one line."""
 
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(e, "problem", None) or str(e).replace("\n", " ")
-        raise ConfigError(f"{path}: not valid YAML{where}: {problem}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read the config file: {e}") from None
+    model_name: str | None = field(
+        default=None,
+        metadata={"help": "base model (HF dir or hub id) when the step has no previous checkpoint"},
+    )
+    rewards: list[Any] | None = field(
+        default=None,
+        metadata={
+            "help": "reward names / dicts for compute_score "
+            "(default: format, no_sorry, reference_match)"
+        },
+    )
+    reward_manager: str | None = field(
+        default=None,
+        metadata={"help": "a @register_reward_manager name (replaces compute_score)"},
+    )
+    reward_manager_options: dict[str, Any] | None = field(
+        default=None, metadata={"help": "options of the reward manager class"}
+    )
+    allow_code: bool = field(
+        default=False,
+        metadata={"help": "allow module:attr rewards and reward modules named in the config"},
+    )
+    system_prompt: str | None = field(
+        default=None, metadata={"help": "system message of the prompts (default: leantrain's)"}
+    )
+    split_strategy: str = field(
+        default="random",
+        metadata={
+            "help": "split directory of an export dir (random / novel_premises)",
+            "choices": ("random", "novel_premises"),
+        },
+    )
+    eval_k: int = field(default=1, metadata={"help": "k of top-k accuracy in evaluate()"})
+    eval_max_new_tokens: int = field(
+        default=32, metadata={"help": "generation budget of evaluate()"}
+    )
+    max_eval_samples: int | None = field(
+        default=None, metadata={"help": "cap on evaluated examples"}
+    )
+    max_train_samples: int | None = field(
+        default=None, metadata={"help": "cap on converted training examples"}
+    )
+
+    def __post_init__(self) -> None:
+        check_numbers(
+            self,
+            {
+                "eval_k": ">=1",
+                "eval_max_new_tokens": ">=1",
+                "max_eval_samples": ">=1",
+                "max_train_samples": ">=1",
+            },
+            prefix="leantrain.",
+        )
+
+
+def leantrain_settings(section: Mapping[str, Any], *, source: str) -> dict[str, Any]:
+    """The keys given in a ``leantrain:`` section, aliases resolved and values typed by
+    :class:`LeantrainSection` (unknown keys, wrong types and out-of-range numbers are one
+    :class:`ConfigError` naming ``source``); keys not given stay absent."""
+    given = resolve_aliases(LeantrainSection, section, source=source)
+    checked = config_from_dict(LeantrainSection, given, source=source)
+    return {key: getattr(checked, key) for key in given}
+
+
+def load_user_yaml(path: str | Path) -> dict[str, Any]:
+    """The user's YAML in VERL's sections, read by leantrain's loader (YAML 1.2 floats such as
+    ``lr: 1e-6``, duplicate keys refused, size and alias guards); bad files are one clear line."""
+    data = read_yaml_file(path)
+    if data is None:
+        return {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of VERL sections")
     return data
 
 
 def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
-    """``key=value`` CLI overrides (values parsed as YAML: ``3``, ``true``, ``[a, b]``)."""
-    import yaml
-
+    """``key=value`` CLI overrides (values parsed as YAML: ``3``, ``1e-6``, ``true``, ``[a, b]``)."""
     out: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition("=")
@@ -165,7 +233,8 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
                 f"override '{item}' is not key=value",
                 hint="e.g. data.train_batch_size=8",
             )
-        out[key.strip().lstrip("+")] = yaml.safe_load(raw) if raw.strip() else None
+        where = f"override '{key.strip()}'"
+        out[key.strip().lstrip("+")] = parse_yaml(raw, where=where) if raw.strip() else None
     return out
 
 

@@ -16,6 +16,7 @@ or a later SFT start from it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -30,7 +31,9 @@ from leantrain.core.errors import CheckpointError, ConfigError, LeanTrainError
 from leantrain.core.lifelong import LifelongEngine, Step
 from leantrain.verl.algorithms import algorithm_overrides
 from leantrain.verl.config import (
+    LeantrainSection,
     compose_config,
+    leantrain_settings,
     load_user_yaml,
     split_overrides,
     to_yaml,
@@ -45,20 +48,8 @@ Launcher = Callable[[list[str], dict[str, str], Path], int]
 
 CONFIG_NAME = "verl_config"
 
-LEANTRAIN_KEYS = {
-    "model_name": "base model (HF dir or hub id) when the step has no previous checkpoint",
-    "rewards": "reward names / dicts for compute_score (default: format, no_sorry, reference_match)",
-    "reward_manager": "a @register_reward_manager name (replaces compute_score)",
-    "reward_manager_options": "options of the reward manager class",
-    "allow_code": "allow module:attr rewards and reward modules named in the config",
-    "system_prompt": "system message of the prompts (default: leantrain's)",
-    "split_strategy": "split directory of an export dir (random / novel_premises)",
-    "eval_k": "k of top-k accuracy in evaluate()",
-    "eval_max_new_tokens": "generation budget of evaluate()",
-    "max_eval_samples": "cap on evaluated examples",
-    "max_train_samples": "cap on converted training examples",
-}
-"""Keys of the YAML's ``leantrain:`` section (not VERL's)."""
+LEANTRAIN_KEYS = {f.name: f.metadata["help"] for f in dataclasses.fields(LeantrainSection)}
+"""Keys of the YAML's ``leantrain:`` section (not VERL's), with their help texts."""
 
 _STEP_RE = re.compile(r"step:(\d+)\s+-\s+(.*)")
 
@@ -144,17 +135,8 @@ class VERLTrainingManager:
             **leantrain,
         }
         section.update({k: v for k, v in given.items() if v is not None})
-        unknown = sorted(set(section) - set(LEANTRAIN_KEYS))
-        if unknown:
-            import difflib
-
-            close = difflib.get_close_matches(unknown[0], LEANTRAIN_KEYS, n=1)
-            raise ConfigError(
-                f"unknown leantrain key '{unknown[0]}'",
-                hint=f"did you mean '{close[0]}'?"
-                if close
-                else f"valid keys: {', '.join(LEANTRAIN_KEYS)}",
-            )
+        source = f"{config if isinstance(config, (str, Path)) else 'config'}, section 'leantrain:'"
+        section = leantrain_settings(section, source=source)
         self.user_config = user
         self.config_source = str(config) if isinstance(config, (str, Path)) else "config"
         self.algorithm_type = algorithm_type
