@@ -9,17 +9,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from leantrain.core.cli import Command
+from leantrain.core.command import ArgumentParser
 from leantrain.core.errors import ConfigError, DataError
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with its errors as one line (a ConfigError), not usage + message + exit."""
-
-    def error(self, message: str) -> NoReturn:
-        raise ConfigError(f"{self.prog}: {message}", hint=f"run '{self.prog} --help'")
 
 
 class _Progress:
@@ -176,7 +170,7 @@ def _output_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _demo(argv: list[str]) -> int:
-    p = _Parser(
+    p = ArgumentParser(
         prog="leantrain demo",
         description="Run the whole pipeline on the shipped sample data with tiny models (offline, CPU).",
     )
@@ -197,7 +191,7 @@ def _demo(argv: list[str]) -> int:
 
 
 def _pipeline(argv: list[str]) -> int:
-    p = _Parser(
+    p = ArgumentParser(
         prog="leantrain pipeline",
         description="Run (or resume) a lifelong pipeline from a YAML config.",
     )
@@ -228,7 +222,7 @@ def _pipeline(argv: list[str]) -> int:
 
 
 def _report(argv: list[str]) -> int:
-    p = _Parser(
+    p = ArgumentParser(
         prog="leantrain report",
         description="Re-render a run directory's report (Markdown + PNG plots).",
     )
@@ -253,7 +247,7 @@ def _report(argv: list[str]) -> int:
 
 
 def _compare(argv: list[str]) -> int:
-    p = _Parser(
+    p = ArgumentParser(
         prog="leantrain compare",
         description="Two runs side by side: final metrics and forgetting (ACC, BWT), B minus A.",
     )
