@@ -1,0 +1,145 @@
+"""``leantrain prove``: a memorising generator proves what it memorised, an untrained one
+does not; bad input is one line, a non-zero exit and no output."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from leantrain.core.cli import main
+
+
+def _prove(capsys, *args):
+    code = main(["prove", *map(str, args)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _one_line_error(err: str) -> str:
+    lines = [x for x in err.strip().splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def memorised(tmp_path_factory):
+    """A tiny generator trained with leantrain's SFT until it has memorised the nat-basics test
+    proofs (6 tactics of 3 theorems)."""
+    import torch
+    from leantrain.core.sample import sample_data_dir
+    from leantrain.llm import SFTTrainer
+
+    torch.set_num_threads(1)
+    run = tmp_path_factory.mktemp("memorised") / "run"
+    SFTTrainer(
+        model_name="tiny",
+        output_dir=run,
+        lr=3e-3,
+        batch_size=6,
+        max_steps=150,
+        logging_steps=50,
+        eval_split="",
+        save_steps=1000,
+        train_split="test",
+    ).train(sample_data_dir() / "nat-basics")
+    return run
+
+
+SEARCH = ["--k", 2, "--max-new-tokens", 24, "--max-expansions", 8, "--progress-bar", "false"]
+
+
+@pytest.mark.slow
+def test_a_memorising_generator_proves_its_proofs_and_an_untrained_one_does_not(
+    memorised, nat_basics, tmp_path, capsys
+):
+    code, out, err = _prove(
+        capsys,
+        "--generator",
+        memorised,
+        "--data",
+        nat_basics,
+        "--output-dir",
+        tmp_path / "a",
+        *SEARCH,
+    )
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["metric"] == "replay proof rate"
+    assert (summary["proved"], summary["attempted"]) == (3, 3)
+    assert "replay proof rate: 3/3 (100.0 %) — a lower bound" in err
+    code, out, err = _prove(
+        capsys, "--generator", "tiny", "--data", nat_basics, "--output-dir", tmp_path / "b", *SEARCH
+    )
+    assert code == 0, err
+    assert json.loads(out)["proved"] == 0
+
+
+def test_unknown_theorem(nat_basics, tmp_path, capsys):
+    code, _, err = _prove(
+        capsys,
+        "--generator", "tiny", "--data", nat_basics, "--output-dir", tmp_path / "o",
+        "--theorems", "NatBasics.even_ad",
+    )  # fmt: skip
+    assert code == 1
+    assert "no theorem named 'NatBasics.even_ad'" in _one_line_error(err)
+    assert "did you mean 'NatBasics.even_add'" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_data_and_empty_or_unknown_split(tmp_path, capsys):
+    code, _, err = _prove(
+        capsys, "--generator", "tiny", "--data", tmp_path / "nope", "--output-dir", tmp_path / "o"
+    )
+    assert code == 1 and "no such file or directory" in _one_line_error(err)
+    empty = tmp_path / "export" / "random"
+    empty.mkdir(parents=True)
+    (empty / "test.json").write_text("[]")
+    code, _, err = _prove(
+        capsys, "--generator", "tiny", "--data", tmp_path / "export", "--output-dir", tmp_path / "o"
+    )
+    assert code == 1 and "holds no theorems" in _one_line_error(err)
+    code, _, err = _prove(
+        capsys,
+        "--generator", "tiny", "--data", tmp_path / "export", "--output-dir", tmp_path / "o",
+        "--split", "tset",
+    )  # fmt: skip
+    assert code == 2 and "choose one of: train, val, test" in _one_line_error(err)
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_model(nat_basics, tmp_path, capsys):
+    code, _, err = _prove(
+        capsys,
+        "--generator", tmp_path / "no-model", "--data", nat_basics, "--output-dir", tmp_path / "o",
+    )  # fmt: skip
+    assert code == 2 and "model not found" in _one_line_error(err)
+    assert not (tmp_path / "o").exists()
+
+
+def test_leandojo_without_lean_dojo_is_one_line_before_any_model_loads(
+    nat_basics, tmp_path, capsys, monkeypatch
+):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "lean_dojo", None)
+    code, _, err = _prove(
+        capsys,
+        "--generator", tmp_path / "no-model",  # loading it would fail with another message
+        "--data", nat_basics, "--output-dir", tmp_path / "o", "--backend", "leandojo",
+    )  # fmt: skip
+    assert code == 3
+    assert "pip install 'leantrain-prover[leandojo]'" in _one_line_error(err)
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_flags_and_foreign_output_dir(nat_basics, tmp_path, capsys):
+    code, _, err = _prove(capsys, "--data", nat_basics, "--output-dir", tmp_path / "o")
+    assert code == 2 and "--generator" in _one_line_error(err)
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    code, _, err = _prove(
+        capsys, "--generator", "tiny", "--data", nat_basics, "--output-dir", foreign
+    )
+    assert code == 2 and "files leantrain did not write" in _one_line_error(err)
+    assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
