@@ -1693,3 +1693,104 @@ if __name__ == "__main__":  # the figures for RELIABILITY.md
         print(f"\nby {title}:")
         for k, n in sorted(Counter(map(key, CASES)).items()):
             print(f"  {k:<32} {n}")
+
+
+# ---------------------------------------------------------------------------------------------
+# valid variants: the same setting from a dict, a YAML file, --config and a flag gives the same
+# typed value, for every trainer config (issue 24: one type system)
+
+
+def _config_class(name: str) -> type:
+    import importlib
+
+    module, _, attr = name.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except ImportError as e:  # leantrain-verl lives in its own environment
+        pytest.skip(f"{name}: {e}")
+
+
+#: (config class, key, text as written in YAML / on the command line, expected typed value)
+VALID_VARIANTS: list[tuple[str, str, str, object]] = [
+    (cls, "learning_rate", text, value)
+    for cls in (
+        "leantrain.llm:SFTConfig",
+        "leantrain.llm:GRPOConfig",
+        "leantrain.progress:ProgressConfig",
+    )
+    for text, value in (("1e-5", 1e-5), ("1E-5", 1e-5), (".5", 0.5), ("5e3", 5000.0), ("3", 3.0))
+] + [
+    ("leantrain.llm:SFTConfig", "max_train_samples", "~", None),
+    ("leantrain.llm:GRPOConfig", "max_train_samples", "null", None),
+    ("leantrain.llm:SFTConfig", "max_train_samples", "7", 7),
+    ("leantrain.progress:ProgressConfig", "eval_data_path", "~", None),
+    ("leantrain.progress:ProgressConfig", "huber_delta", "2", 2.0),
+    ("leantrain.llm.eval_config:EvalConfig", "max_eval_samples", "null", None),
+    ("leantrain.llm.eval_config:EvalConfig", "max_eval_samples", "5", 5),
+    ("leantrain.retrieval:RetrievalConfig", "learning_rate", "1e-5", 1e-5),
+    ("leantrain.verl.config:LeantrainSection", "eval_k", "3", 3),
+    ("leantrain.verl.config:LeantrainSection", "max_eval_samples", "~", None),
+]
+
+
+def _python_value(text: str) -> object:
+    """What an agent's JSON call would pass for ``text``: a number, or None for ~ / null."""
+    if text in ("~", "null"):
+        return None
+    number = float(text)
+    return (
+        int(number)
+        if number.is_integer() and "." not in text and "e" not in text.lower()
+        else number
+    )
+
+
+@pytest.mark.parametrize(
+    ("cls_name", "key", "text", "expected"),
+    VALID_VARIANTS,
+    ids=[f"{c.split(':')[1]}-{k}-{t}" for c, k, t, _ in VALID_VARIANTS],
+)
+def test_valid_variants_give_the_same_typed_value_from_every_source(
+    cls_name: str, key: str, text: str, expected: object, tmp_path: Path, sandbox: Path
+):
+    from leantrain.core.config import config_from_dict, config_from_yaml, parse_cli
+
+    cls = _config_class(cls_name)
+    base = {"output_dir": str(tmp_path / "out")} if "output_dir" in cls.__dataclass_fields__ else {}
+    path = tmp_path / "c.yaml"
+    path.write_text("".join(f"{k}: {v}\n" for k, v in {**base, key: text}.items()))
+    flags = [a for k, v in base.items() for a in (f"--{k}", v)]
+    values = {
+        "dict": config_from_dict(cls, {**base, key: _python_value(text)}),
+        # an agent may send numbers as strings too ("~" / "null" stay strings in a dict)
+        "dict of strings": None
+        if text in ("~", "null")
+        else config_from_dict(cls, {**base, key: text}),
+        "yaml": config_from_yaml(cls, path),
+        "--config": parse_cli(cls, ["--config", str(path)]),
+        "flag": parse_cli(cls, [*flags, f"--{key}", text]),
+    }
+    got = {source: getattr(cfg, key) for source, cfg in values.items() if cfg is not None}
+    assert all(v == expected and type(v) is type(expected) for v in got.values()), got
+
+
+def test_valid_variants_in_a_pipeline_section(sandbox: Path):
+    """A pipeline's trainer section reads the same values as the trainer's own config."""
+    from leantrain.core.config import config_from_dict, load_yaml
+    from leantrain.pipeline.pipeline_config import PipelineConfig
+
+    for text, value in (("1e-5", 1e-5), ("1E-5", 1e-5), (".5", 0.5), ("5e3", 5000.0), ("3", 3.0)):
+        path = sandbox / "p.yaml"
+        path.write_text(
+            "name: t\nsources: [sample]\ntrainers: [progress]\n"
+            f"progress:\n  learning_rate: {text}\n  max_steps: 2\n  eval_data_path: ~\n"
+        )
+        from_yaml = config_from_dict(PipelineConfig, load_yaml(path))
+        from_dict = config_from_dict(
+            PipelineConfig,
+            {"name": "t", "trainers": ["progress"], "progress": {"learning_rate": value}},
+        )
+        for cfg in (from_yaml, from_dict):
+            assert cfg.progress.learning_rate == value
+            assert type(cfg.progress.learning_rate) is float
+        assert from_yaml.progress.eval_data_path is None
