@@ -123,3 +123,27 @@ def test_prove_one_theorem_without_an_output_dir(nat_basics):
     row = prover.prove(theorems[0].to_json())  # a LeanDojo record is accepted as is
     assert row["proved"] and row["proof"] == ["simp [sumTo]"]
     assert row["traced"]["traced_tactics"][0]["state_after"] == "no goals"
+
+
+def test_a_progress_predictor_guides_the_search(nat_basics):
+    progress = pytest.importorskip("leantrain.progress")
+    theorems = load_split(nat_basics, "test")
+    texts = [tt.state_before for t in theorems for tt in t.traced_tactics]
+    tokenizer = progress.build_tiny_tokenizer(texts)
+    predictor = progress.ProgressPredictor(progress.build_tiny_model(tokenizer), tokenizer)
+    seen = []
+
+    class Recording:
+        def predict_many(self, goals, prefixes, tactics):
+            seen.extend(prefixes)
+            return predictor.predict_many(goals, prefixes, tactics)
+
+    prover = Prover(
+        tactic_generator=Oracle(theorems),
+        lean_backend=ReplayBackend(),
+        progress_model=Recording(),
+        progress_bar=False,
+    )
+    rows = [prover.prove(t) for t in theorems]
+    assert all(r["proved"] for r in rows)
+    assert "obtain ⟨a, rfl⟩ := hm\nobtain ⟨b, rfl⟩ := hn" in seen  # prefix: tactics so far
