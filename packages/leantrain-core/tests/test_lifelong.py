@@ -345,7 +345,7 @@ def test_a_manifest_of_an_unversioned_development_run_is_one_line(tmp_path: Path
     old = json.loads((tmp_path / "manifest.json").read_text())
     old.pop("format_version")
     (tmp_path / "manifest.json").write_text(json.dumps({"schema": 1, **old}))
-    with pytest.raises(CheckpointError, match=r"without a format_version.*overwrite"):
+    with pytest.raises(CheckpointError, match=r"format_version None.*overwrite"):
         LifelongEngine(tmp_path, [FakeTrainer()], database=FakeDatabase(), repos=REPOS[:1]).run()
     trainer = FakeTrainer()
     LifelongEngine(

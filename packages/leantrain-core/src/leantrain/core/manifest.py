@@ -188,22 +188,17 @@ class RunManifest(_Record):
                 hint=f"restore the file, or {_START_OVER}",
             )
         found = raw.get("format_version")
-        if found is None:
-            raise CheckpointError(
-                f"{path}: a manifest without a format_version (written by a development "
-                "version of leantrain, or not by leantrain)",
-                hint=_START_OVER,
+        if found != FORMAT_VERSION or isinstance(found, bool):
+            newer = (
+                isinstance(found, int) and not isinstance(found, bool) and found > FORMAT_VERSION
             )
-        if isinstance(found, int) and not isinstance(found, bool) and found > FORMAT_VERSION:
             raise CheckpointError(
-                f"{path}: manifest format {found} is newer than this leantrain-core reads "
-                f"({FORMAT_VERSION})",
-                hint="upgrade leantrain-core (pip install -U leantrain-core)",
-            )
-        if found != FORMAT_VERSION:
-            raise CheckpointError(
-                f"{path}: unknown manifest format_version {found!r} (expected {FORMAT_VERSION})",
-                hint=f"restore the file, or {_START_OVER}",
+                f"{path}: manifest format_version {found!r}, this leantrain-core reads "
+                f"{FORMAT_VERSION}"
+                + (" (a development version of leantrain wrote none)" if found is None else ""),
+                hint="upgrade leantrain-core (pip install -U leantrain-core)"
+                if newer
+                else _START_OVER,
             )
         try:
             manifest = cls.model_validate(raw)
