@@ -379,7 +379,8 @@ def test_help_lists_own_options_before_engine_options(capsys):
         parse_cli(Mine, ["--help"], prog="leantrain x")
     out = capsys.readouterr().out
     own, engine = out.index("Peak learning rate."), out.index("Engine warm-up steps.")
-    assert own < out.index("transformers Engine options") < engine
+    own_heading = out.index(f"{TrainConfig.__module__.split('.')[0]} options:")
+    assert own_heading < own < out.index("transformers options of Engine") < engine
     assert "--learning_rate FLOAT" in out and "--use_lora [BOOL]" in out
 
 

@@ -589,14 +589,14 @@ def format_help(
     """The ``--help`` text of ``cls``: usage, the options of its own package (leantrain's),
     then each engine base class's (TRL, transformers) under its own heading; each option with its ``metadata["help"]``."""
     groups: dict[str, list[str]] = {}
+    order: dict[str, int] = {}
     width = 30
     for name, f in config_fields(cls).items():
         owner = _field_owner(cls, name)
         ours = owner.__module__.split(".")[0] == cls.__module__.split(".")[0]
-        heading = (
-            "options"
-            if ours
-            else f"{owner.__module__.split('.')[0]} {owner.__name__} options (passed to the engine)"
+        top = owner.__module__.split(".")[0]
+        heading = f"{top} options" + (
+            "" if ours else f" of {owner.__name__} (passed to the engine)"
         )
         tp = _hints(cls).get(name, Any)
         metavar = _type_name(tp).replace(" | null", "").replace("null | ", "").upper()
@@ -609,6 +609,7 @@ def format_help(
         first = f"  {flag:<{width - 4}}  " if len(flag) <= width - 4 else f"  {flag}\n{'':{width}}"
         entry = first + lines[0] + "".join(f"\n{'':{width}}{line}" for line in lines[1:])
         groups.setdefault(heading, []).append(entry)
+        order.setdefault(heading, -1 if ours else cls.__mro__.index(owner))
     out = [f"usage: {prog or cls.__name__} [--config FILE] [--OPTION VALUE ...]"]
     if description:
         out += ["", description]
@@ -618,7 +619,7 @@ def format_help(
         + " " * (width - 15)
         + "YAML file of options; flags given here override it",
     ]
-    for heading in sorted(groups, key=lambda h: h != "options"):
+    for heading in sorted(groups, key=order.__getitem__):  # own, then most derived first
         out += ["", f"{heading}:", *groups[heading]]
     shown = _cli_aliases(cls, aliases)
     if shown:
