@@ -55,7 +55,7 @@ def test_train_then_evaluate_index_and_retrieve(tmp_path, sample_export, capsys)
     assert (
         "random" in table and "novel_premises" in table and "bm25" in table and "retriever" in table
     )
-    ev = RunManifest.load(run).data["metrics"]["evaluation"]
+    ev = RunManifest.load(run).metrics["evaluation"]
     assert set(ev["random"]) == {"retriever", "bm25"}
 
     idx = tmp_path / "idx"

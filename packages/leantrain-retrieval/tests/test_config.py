@@ -1,5 +1,7 @@
+import dataclasses
+
 import pytest
-from leantrain.core.config import config_from_dict, config_from_yaml
+from leantrain.core.config import config_fields, config_from_dict, config_from_yaml
 from leantrain.core.errors import ConfigError
 from leantrain.retrieval import RetrievalConfig
 
@@ -37,10 +39,10 @@ def test_yaml_and_dict_fill_the_same_dataclass(tmp_path):
         ({"loss": "hinge"}, "'loss' cannot be 'hinge'"),
         ({"num_negatives": 1, "num_in_file_negatives": 2}, "in-file"),
         ({"split": "novel"}, "'split' cannot be 'novel'"),
-        ({"batch_size": 0}, "--batch-size must be at least 1"),
+        ({"batch_size": 0}, "--batch_size must be at least 1"),
         ({"ewc_lamda": 1.0}, "did you mean 'ewc_lambda'"),
         ({"trainer": {"max_step": 3}}, "unknown Lightning Trainer argument 'max_step'"),
-        ({"report_to": "comet"}, "unknown report_to"),
+        ({"report_to": "comet"}, "'report_to' cannot be 'comet'"),
     ],
 )
 def test_bad_config_is_a_config_error(bad, match):
@@ -62,13 +64,61 @@ def test_a_bad_trainer_key_suggests_the_right_one():
     assert "did you mean 'max_steps'" in e.value.one_line()
 
 
-def test_lightning_flags_fill_the_trainer_section(tmp_path):
-    from leantrain.retrieval.cli import _trainer_flags
+def test_lightning_flags_fill_the_trainer_section():
+    from leantrain.retrieval.cli import _split_trainer_flags
 
-    rest, trainer = _trainer_flags(
-        ["--model", "tiny", "--max-steps", "20", "--devices=0,1", "--precision", "bf16-mixed"]
+    rest, trainer = _split_trainer_flags(
+        ["--model", "tiny", "--max-steps", "20", "--accelerator=cpu", "--precision", "bf16-mixed"]
     )
     assert rest == ["--model", "tiny"]
-    assert trainer == {"max_steps": 20, "devices": "0,1", "precision": "bf16-mixed"}
+    assert trainer == {"max_steps": 20, "accelerator": "cpu", "precision": "bf16-mixed"}
+    assert RetrievalConfig(trainer=trainer).trainer == trainer
+    # read as YAML reads them: a fraction is a number, not the time-string form Lightning has
+    assert _split_trainer_flags(["--val-check-interval", "0.5"])[1] == {"val_check_interval": 0.5}
     with pytest.raises(ConfigError, match="--max-steps"):
-        _trainer_flags(["--max-step", "1"])
+        _split_trainer_flags(["--max-step", "1"])
+
+
+def test_num_gpus_names_the_devices_setting_in_every_spelling():
+    """LeanDojo-v2's ``num_gpus`` is Lightning's ``devices``, in the trainer section
+    (PORTING.md): each spelling says so in one line instead of a TypeError."""
+    from leantrain.retrieval import RetrievalTrainer
+    from leantrain.retrieval.cli import _split_trainer_flags
+
+    for build in (lambda: RetrievalConfig(num_gpus=4), lambda: RetrievalTrainer(num_gpus=4)):
+        with pytest.raises(ConfigError) as e:
+            build()
+        assert "'num_gpus' is Lightning's Trainer argument 'devices'" in e.value.one_line()
+        assert "trainer={'devices': 4}" in e.value.one_line()
+    with pytest.raises(ConfigError, match="use --devices"):
+        _split_trainer_flags(["--num-gpus", "4"])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"max_epochs": 1}, "give trainer={'max_epochs': 1}"),
+        ({"lr": 1e-3}, "did you mean 'learning_rate'"),
+        ({"ewc_lamda": 1.0}, "did you mean 'ewc_lambda'"),
+    ],
+)
+def test_an_unknown_python_keyword_is_one_line(kwargs, needle):
+    with pytest.raises(ConfigError) as e:
+        RetrievalConfig(**kwargs)
+    assert needle in e.value.one_line()
+    with pytest.raises(ConfigError):
+        dataclasses.replace(RetrievalConfig(), **kwargs)
+
+
+def test_each_setting_is_defined_once():
+    """The model's and the data module's settings are RetrievalConfig's own fields (one
+    default, one help text), and the constructors take exactly those."""
+    from leantrain.retrieval.retrieval_config import DataArgs, EncodingArgs, RetrieverArgs
+
+    model, data, shared = (set(config_fields(c)) for c in (RetrieverArgs, DataArgs, EncodingArgs))
+    assert model & data == shared and shared
+    assert model | data <= set(config_fields(RetrievalConfig))
+    defaults = {f.name: f.default for f in dataclasses.fields(RetrievalConfig)}
+    for cls in (RetrieverArgs, DataArgs):
+        for f in dataclasses.fields(cls):
+            assert f.default == defaults[f.name] and f.metadata["help"]

@@ -9,7 +9,6 @@ import torch
 from leantrain.core.errors import ConfigError
 from leantrain.retrieval import PremiseRetriever, RetrievalConfig, RetrievalDataModule
 from leantrain.retrieval.context import format_context, goal_first
-from leantrain.retrieval.datamodule import TrainPairs
 
 LONG = "".join(f"h{i} : x{i} + 0 = x{i}\n" for i in range(30)) + "⊢ Nat.succ_le_of_lt h = zz"
 
@@ -61,16 +60,16 @@ def test_validation_and_evaluation_encode_a_state_identically(synthetic_export, 
 
 def test_context_format_is_saved_and_old_retrievers_reload_as_raw(tmp_path):
     model = _tiny()
-    assert model.context_format == "goal_first"
+    assert model.args.context_format == "goal_first"
     model.save_pretrained(tmp_path / "new")
-    assert PremiseRetriever.from_pretrained(tmp_path / "new").context_format == "goal_first"
+    assert PremiseRetriever.from_pretrained(tmp_path / "new").args.context_format == "goal_first"
     # a retriever saved before the option existed was trained on raw states
     model.save_pretrained(tmp_path / "old")
     meta_file = tmp_path / "old" / "retriever.json"
     meta = json.loads(meta_file.read_text())
     del meta["context_format"]
     meta_file.write_text(json.dumps(meta))
-    assert PremiseRetriever.from_pretrained(tmp_path / "old").context_format == "raw"
+    assert PremiseRetriever.from_pretrained(tmp_path / "old").args.context_format == "raw"
 
 
 def test_sample_by_tactic_gives_one_item_per_tactic(synthetic_export):
@@ -86,7 +85,7 @@ def test_sample_by_tactic_gives_one_item_per_tactic(synthetic_export):
         item = ds[i]
         assert item["pos"] in item["positives"] and not set(item["negs"]) & set(item["positives"])
     with pytest.raises(ConfigError, match="sample_by"):
-        TrainPairs(dm.corpus, dm.train_examples, 1, 0, 0, sample_by="premise")
+        RetrievalDataModule(synthetic_export, model.tokenizer, sample_by="premise")
 
 
 def test_config_refuses_unknown_choices(tmp_path):
@@ -94,3 +93,5 @@ def test_config_refuses_unknown_choices(tmp_path):
         RetrievalConfig(output_dir=str(tmp_path), context_format="goal_last")
     with pytest.raises(ConfigError, match="sample_by"):
         RetrievalConfig(output_dir=str(tmp_path), sample_by="premise")
+    with pytest.raises(ConfigError, match="context_format"):
+        PremiseRetriever.from_name("tiny", tiny_d_model=32, tiny_layers=1, context_format="x")

@@ -18,9 +18,9 @@ def test_lifelong_over_the_sample_database_and_resume(tmp_path, make_config):
     result = RetrievalTrainer(cfg).train(None, str(tmp_path / "lt.db"), tmp_path / "data")
     assert list(result["per_repo"]) == order
     m = RunManifest.load(cfg.output_dir)
-    assert m.completed_repos == order and m.data["status"] == "completed"
-    for repo in order:
-        m.verify_checkpoint(m.latest_checkpoint(repo=repo))
+    assert m.completed_repos == order and m.status == "completed"
+    for i, _ in enumerate(order):
+        m.verify_checkpoint(m.step("retrieval", i).checkpoint)
     # each step's data dir is the merged export of the repos so far (beside eval/)
     exports = [p for p in (tmp_path / "data").iterdir() if p.is_dir() and p.name[:3].isdigit()]
     assert len(exports) == len(order)

@@ -47,7 +47,7 @@ def test_save_and_reload_gives_identical_embeddings_and_tokenizer(tmp_path):
     assert type(again.tokenizer).__name__ == "ByT5Tokenizer"
     assert again.tokenizer(texts[0])["input_ids"] == model.tokenizer(texts[0])["input_ids"]
     assert again.tokenizer(texts[0])["input_ids"][:3] == [x + 3 for x in texts[0].encode()[:3]]
-    assert again.context_max_len == 77
+    assert again.args.context_max_len == 77
     assert torch.equal(again.encode_texts(texts), before)
     # the saved encoder is a plain HF directory
     from transformers import T5EncoderModel

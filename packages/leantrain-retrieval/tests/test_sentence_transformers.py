@@ -142,7 +142,7 @@ def test_from_pretrained_takes_a_plain_hf_encoder_dir(tmp_path):
     bert, tok = write_bert(tmp_path / "bert")
     model = PremiseRetriever.from_pretrained(tmp_path / "bert", context_max_len=32)
     assert type(model.encoder).__name__ == "BertModel"
-    assert (model.pooling, model.normalize, model.context_max_len) == ("mean", True, 32)
+    assert (model.pooling, model.normalize, model.args.context_max_len) == ("mean", True, 32)
     assert torch.allclose(
         model.encode_texts(TEXTS), reference(bert, tok, TEXTS, "mean", True), atol=1e-5
     )

@@ -44,14 +44,11 @@ def test_training_beats_the_untrained_encoder(tmp_path, make_config):
     after = evaluate_retriever(trained, data, bm25=False, splits=("random",))["random"]["retriever"]
     assert after["R@10"] > before["R@10"] and after["MRR"] > before["MRR"]
     m = RunManifest.load(cfg.output_dir)
-    assert m.data["status"] == "completed" and len(m.completed_repos) == 1
-    entry = m.latest_checkpoint(repo=m.completed_repos[0])
-    assert entry["files"] and m.verify_checkpoint(entry).is_dir()
-    assert entry["path"] == "retrieval/000-data"
-    assert (
-        m.data["metrics"]["per_repo"][m.completed_repos[0]]["retrieval"]["val_R@10"]
-        == result["final"]["val_R@10"]
-    )
+    assert m.status == "completed" and len(m.completed_repos) == 1
+    step = m.step("retrieval", 0)
+    assert step.checkpoint.files and m.verify_checkpoint(step.checkpoint).is_dir()
+    assert step.checkpoint.path == "retrieval/000-data"
+    assert step.metrics["val_R@10"] == result["final"]["val_R@10"]
 
 
 @pytest.mark.slow
@@ -78,7 +75,7 @@ def test_infonce_per_tactic_training_beats_the_untrained_encoder(tmp_path, make_
     ]
     result = RetrievalTrainer(cfg).train(data)
     trained = PremiseRetriever.from_pretrained(result["model_dir"])
-    assert trained.context_format == "goal_first"
+    assert trained.args.context_format == "goal_first"
     after = evaluate_retriever(trained, data, bm25=False, splits=("random",))["random"]["retriever"]
     # few premises are accessible per theorem, so R@10 is high untrained: R@1 and MRR must rise
     assert after["R@1"] > before["R@1"] + 0.1, (before, after)
@@ -115,9 +112,9 @@ def test_resume_after_a_failure_skips_finished_repos(tmp_path, repo_db, make_con
         RetrievalTrainer(cfg).train(repo_db.repos, repo_db)
     m = RunManifest.load(cfg.output_dir)
     assert m.completed_repos == repo_db.repos[:1]
-    ckpt = m.verify_checkpoint(m.latest_checkpoint(repo=repo_db.repos[0]))
+    ckpt = m.verify_checkpoint(m.step("retrieval", 0).checkpoint)
     before = stamp(ckpt)
-    shutil.rmtree(m.data["exports"]["1"])  # the export of the broken repository
+    shutil.rmtree(m.run_dir / m.exports[1])  # the export of the broken repository
     repo_db.dirs[repo_db.repos[1]] = good
     result = RetrievalTrainer(cfg).train(repo_db.repos, repo_db)
     assert list(result["per_repo"]) == repo_db.repos

@@ -63,34 +63,50 @@ def test_with_the_opt_in_a_module_attr_encoder_loads(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("trainer", "message"),
     [
-        ({"max_steps": -5}, "--max-steps (trainer.max_steps) must be -1 (no limit) or a positive"),
-        ({"max_steps": 0}, "--max-steps (trainer.max_steps) must be -1"),
-        ({"max_epochs": 0}, "--max-epochs (trainer.max_epochs) must be -1"),
-        ({"max_steps": "ten"}, "--max-steps (trainer.max_steps) must be"),
-        ({"accumulate_grad_batches": 0}, "--accumulate-grad-batches"),
-        ({"log_every_n_steps": 0}, "--log-every-n-steps"),
-        ({"limit_train_batches": 1.5}, "--limit-train-batches"),
-        ({"limit_val_batches": -1}, "--limit-val-batches"),
-        ({"val_check_interval": 0}, "--val-check-interval"),
-        ({"gradient_clip_val": -1.0}, "--gradient-clip-val"),
+        # Lightning's own checks, run when the config is built
+        ({"max_steps": -5}, "`max_steps` must be a non-negative integer or -1"),
+        ({"max_epochs": -5}, "`max_epochs` must be a non-negative integer or -1"),
+        ({"limit_train_batches": 1.5}, "invalid value 1.5 for limit_train_batches"),
+        ({"limit_val_batches": -1}, "invalid value -1 for limit_val_batches"),
+        ({"devices": "abc"}, "`devices` selected with `CPUAccelerator` should be an int > 0"),
+        ({"devices": 0}, "Trainer(devices=0)"),
+        ({"strategy": "dpp"}, "invalid strategy name: `strategy='dpp'`"),
+        # Lightning's types (its signature, through core's one type check)
+        ({"precision": "fp8"}, "trainer: key 'precision' has the wrong type: got str 'fp8'"),
+        ({"max_steps": "ten"}, "trainer: key 'max_steps' has the wrong type: got str 'ten'"),
+        ({"gradient_clip_val": "big"}, "trainer: key 'gradient_clip_val' has the wrong type"),
+        # what Lightning accepts and later divides by
+        ({"accumulate_grad_batches": 0}, "trainer.accumulate_grad_batches must be at least 1"),
+        ({"val_check_interval": 0}, "trainer.val_check_interval must be positive"),
+        # what leantrain sets itself
+        ({"callbacks": []}, "trainer.callbacks cannot be set"),
+        ({"logger": False}, "trainer.logger cannot be set — choose the logger with report_to"),
     ],
 )
-def test_bad_lightning_values_name_the_flag(trainer, message):
+def test_bad_lightning_values_are_one_line(trainer, message):
     with pytest.raises(ConfigError) as e:
         RetrievalConfig(trainer=trainer)
-    assert str(e.value).startswith(message)
+    assert message in e.value.one_line() and "\n" not in e.value.one_line()
+
+
+def test_a_bad_precision_lists_lightnings_values():
+    with pytest.raises(ConfigError) as e:
+        config_from_dict(RetrievalConfig, {"trainer": {"precision": "fp8"}})
+    assert "'bf16-mixed'" in e.value.one_line() and "'16-mixed'" in e.value.one_line()
 
 
 @pytest.mark.parametrize(
     ("values", "message"),
     [
-        ({"batch_size": 0}, "--batch-size must be at least 1"),
-        ({"warmup_steps": -1}, "--warmup-steps must not be negative"),
-        ({"num_workers": -1}, "--num-workers must not be negative"),
-        ({"learning_rate": -1e-4}, "--learning-rate must be zero or more"),
-        ({"temperature": -0.1}, "--temperature must be a positive number"),
-        ({"ewc_gamma": 0.0}, "--ewc-gamma must be in (0, 1]"),
-        ({"tiny_layers": 0}, "--tiny-layers must be at least 1"),
+        ({"batch_size": 0}, "--batch_size must be at least 1"),
+        ({"warmup_steps": -1}, "--warmup_steps must be zero or more"),
+        ({"num_workers": -1}, "--num_workers must be zero or more"),
+        ({"learning_rate": -1e-4}, "--learning_rate must be zero or more"),
+        ({"learning_rate": float("nan")}, "--learning_rate must be zero or more"),
+        ({"temperature": -0.1}, "--temperature must be positive"),
+        ({"ewc_gamma": 1.5}, "--ewc_gamma must be between 0 and 1"),
+        ({"tiny_layers": 0}, "--tiny_layers must be at least 1"),
+        ({"context_max_len": 0}, "--context_max_len must be at least 1"),
     ],
 )
 def test_bad_numbers_name_the_flag(values, message):
@@ -102,17 +118,21 @@ def test_bad_numbers_name_the_flag(values, message):
 def test_good_lightning_values_pass():
     RetrievalConfig(trainer={"max_steps": -1, "max_epochs": None, "limit_val_batches": 0.5})
     RetrievalConfig(trainer={"max_steps": 20, "val_check_interval": 10, "accelerator": "cpu"})
+    typed = RetrievalConfig(trainer={"max_steps": "20", "gradient_clip_val": "1e-1"}).trainer
+    assert typed == {"max_steps": 20, "gradient_clip_val": 0.1}  # typed as Lightning declares
 
 
 def test_cli_max_steps_k_and_gpu(tmp_path, monkeypatch, capsys):
     out = str(tmp_path / "r")
     assert main(["retrieval", "train", "--max-steps", "-5", "--output-dir", out]) == 2
-    assert "--max-steps" in _error(capsys)
-    import torch
+    assert "`max_steps` must be a non-negative integer" in _error(capsys)
+    from lightning.pytorch.accelerators import CUDAAccelerator
 
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(CUDAAccelerator, "is_available", staticmethod(lambda: False))
     assert main(["retrieval", "train", "--accelerator", "gpu", "--output-dir", out]) == 2
-    assert "--accelerator gpu: no CUDA GPU" in _error(capsys)
+    assert "Lightning refuses trainer: {accelerator='gpu'}" in _error(capsys)
+    assert main(["retrieval", "train", "--devices", "abc", "--output-dir", out]) == 2
+    assert "should be an int > 0" in _error(capsys)
     common = ["--model", "tiny", "--data", str(tmp_path)]
     argv = ["retrieval", "retrieve", *common, "--state", "s", "--file", "f", "-k", "-1"]
     assert main(argv) == 2

@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from leantrain.core.cli import Command
 from leantrain.core.errors import ConfigError
@@ -54,11 +55,15 @@ def _quiet() -> None:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse would exit 2 with usage; we raise one line
+    """argparse with one :class:`ConfigError` line instead of usage and exit 2. The only
+    parser class here, used only by :func:`_common`: a shared core helper replaces it there."""
+
+    def error(self, message: str) -> NoReturn:
         raise ConfigError(f"{self.prog}: {message}", hint=f"see '{self.prog} --help'")
 
 
-def _common(prog: str) -> _Parser:
+def _common(prog: str) -> argparse.ArgumentParser:
+    """The parser of ``evaluate`` / ``index`` / ``retrieve`` with their common options."""
     p = _Parser(prog=f"leantrain retrieval {prog}")
     p.add_argument(
         "--model", required=True, help="a run directory, a saved retriever directory, or 'tiny'"
@@ -102,40 +107,39 @@ def _load_model(path: str, batch_size: int, allow_code: bool = False):
     )
 
 
-def _trainer_flags(argv: list[str]) -> tuple[list[str], dict[str, object]]:
-    """Pull Lightning ``Trainer`` arguments given as flags (``--max-steps 20``) out of ``argv``
-    into a ``trainer:`` section; values are read as YAML scalars (20, 0.5, cpu, '0,1')."""
+def _split_trainer_flags(argv: list[str]) -> tuple[list[str], dict[str, object]]:
+    """``argv`` without the flags named after ``lightning.Trainer`` arguments (``--max-steps
+    20``), and those as a ``trainer:`` section, each value read as in a YAML file (so that a
+    flag and ``--config`` give the same value). A near miss of one (``--max-step``) or
+    LeanDojo-v2's ``--num-gpus`` is one line."""
     import difflib
-    import inspect
 
-    import lightning as L
-    import yaml
-    from leantrain.core.config import ALIASES, config_fields
-    from leantrain.retrieval.retrieval_config import RetrievalConfig
+    from leantrain.core.config import ALIASES, config_fields, parse_yaml
+    from leantrain.retrieval.retrieval_config import LEANDOJO_V2_TRAINER_NAMES, RetrievalConfig
+    from leantrain.retrieval.trainer_args import flag, trainer_parameters
 
-    fields = {*config_fields(RetrievalConfig), *ALIASES, "config"}
-    names = [n for n in inspect.signature(L.Trainer).parameters if n not in fields]
+    ours = {*config_fields(RetrievalConfig), *ALIASES, "config"}
+    names = [n for n in trainer_parameters() if n not in ours]
     rest: list[str] = []
     trainer: dict[str, object] = {}
     i = 0
     while i < len(argv):
-        flag, eq, value = argv[i].partition("=")
-        key = flag[2:].replace("-", "_") if flag.startswith("--") else ""
-        if key and key not in fields and key not in names:
-            close = difflib.get_close_matches(key, names, n=1, cutoff=0.8)
-            if close:
-                raise ConfigError(
-                    f"unknown option '{flag}'",
-                    hint=f"did you mean '--{close[0].replace('_', '-')}'?",
-                )
+        name, eq, value = argv[i].partition("=")
+        key = name[2:].replace("-", "_") if name.startswith("--") else ""
+        if key in LEANDOJO_V2_TRAINER_NAMES:
+            right = flag(LEANDOJO_V2_TRAINER_NAMES[key])
+            raise ConfigError(f"unknown option '{name}' (LeanDojo-v2's name)", hint=f"use {right}")
+        close = difflib.get_close_matches(key, names, n=1, cutoff=0.8) if key else []
+        if key and key not in ours and key not in names and close:
+            raise ConfigError(f"unknown option '{name}'", hint=f"did you mean '{flag(close[0])}'?")
         if key not in names:
             rest.append(argv[i])
             i += 1
             continue
-        if not eq:
+        if not eq:  # a bare flag switches a boolean on
             has_value = i + 1 < len(argv) and not argv[i + 1].startswith("--")
             value, i = (argv[i + 1], i + 1) if has_value else ("true", i)
-        trainer[key] = yaml.safe_load(value)
+        trainer[key] = parse_yaml(value, where=name)
         i += 1
     return rest, trainer
 
@@ -146,7 +150,8 @@ def _train(argv: list[str]) -> int:
     from leantrain.core.config import parse_cli
     from leantrain.retrieval.retrieval_config import RetrievalConfig
 
-    argv, trainer_flags = (argv, {}) if "-h" in argv or "--help" in argv else _trainer_flags(argv)
+    helping = "-h" in argv or "--help" in argv
+    argv, trainer_flags = (argv, {}) if helping else _split_trainer_flags(argv)
     cfg = parse_cli(
         RetrievalConfig,
         argv,

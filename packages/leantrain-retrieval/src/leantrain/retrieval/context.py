@@ -12,21 +12,10 @@ existed use). Training, validation, evaluation and ``retrieve`` all format throu
 
 from __future__ import annotations
 
-from leantrain.core.errors import ConfigError
-
 CONTEXT_FORMATS = ("goal_first", "raw")
 #: what a retriever saved without a ``context_format`` in its ``retriever.json`` used
 LEGACY_CONTEXT_FORMAT = "raw"
 GOAL = "⊢"
-
-
-def check_context_format(fmt: str) -> str:
-    """``fmt`` if it is one of :data:`CONTEXT_FORMATS`, else a one-line ConfigError."""
-    if fmt not in CONTEXT_FORMATS:
-        raise ConfigError(
-            f"unknown context_format '{fmt}'", hint=f"choose one of: {', '.join(CONTEXT_FORMATS)}"
-        )
-    return fmt
 
 
 def goal_first(state: str) -> str:

@@ -10,6 +10,7 @@ positives.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 from pathlib import Path
@@ -18,10 +19,11 @@ from typing import Any
 import lightning as L
 import numpy as np
 import torch
-from leantrain.core.errors import ConfigError, DataError
-from leantrain.retrieval.context import check_context_format, format_context
+from leantrain.core.errors import DataError
+from leantrain.retrieval.context import format_context
 from leantrain.retrieval.corpus import Corpus
 from leantrain.retrieval.examples import RetrievalExample, load_examples
+from leantrain.retrieval.retrieval_config import DataArgs
 from torch.utils.data import DataLoader, Dataset
 
 log = logging.getLogger("leantrain.retrieval")
@@ -58,9 +60,6 @@ def sample_negatives(
     return chosen
 
 
-SAMPLE_BY = ("pair", "tactic")
-
-
 class TrainPairs(Dataset):
     """Training items; negatives are drawn afresh each time an item is read.
 
@@ -80,10 +79,6 @@ class TrainPairs(Dataset):
         seed: int,
         sample_by: str = "pair",
     ) -> None:
-        if sample_by not in SAMPLE_BY:
-            raise ConfigError(
-                f"unknown sample_by '{sample_by}'", hint=f"choose one of: {', '.join(SAMPLE_BY)}"
-            )
         self.corpus = corpus
         self.sample_by = sample_by
         self.pairs: list[tuple[RetrievalExample, int | None]] = (
@@ -128,34 +123,18 @@ class RetrievalDataModule(L.LightningDataModule):
         self,
         data_dir: str | Path,
         tokenizer: Any,
+        args: DataArgs | None = None,
         *,
-        split: str = "random",
-        batch_size: int = 8,
-        eval_batch_size: int = 64,
-        num_negatives: int = 3,
-        num_in_file_negatives: int = 1,
-        context_max_len: int = 512,
-        premise_max_len: int = 512,
-        context_format: str = "goal_first",
-        sample_by: str = "pair",
-        num_workers: int = 0,
-        seed: int = 42,
         corpus: Corpus | None = None,
+        **overrides: Any,
     ) -> None:
+        """``args`` (or keyword ``overrides`` of its fields: ``batch_size=2``) are recorded in
+        ``hparams``; ``corpus`` is read from ``data_dir`` unless given."""
         super().__init__()
+        self.args = dataclasses.replace(args or DataArgs(), **overrides)
+        self.save_hyperparameters(dataclasses.asdict(self.args))
         self.data_dir = Path(data_dir)
         self.tokenizer = tokenizer
-        self.split = split
-        self.batch_size = batch_size
-        self.eval_batch_size = eval_batch_size
-        self.num_negatives = num_negatives
-        self.num_in_file_negatives = num_in_file_negatives
-        self.context_max_len = context_max_len
-        self.premise_max_len = premise_max_len
-        self.context_format = check_context_format(context_format)
-        self.sample_by = sample_by
-        self.num_workers = num_workers
-        self.seed = seed
         self.corpus = corpus
         self.train_examples: list[RetrievalExample] = []
         self.val_examples: list[RetrievalExample] = []
@@ -165,7 +144,7 @@ class RetrievalDataModule(L.LightningDataModule):
             return
         if self.corpus is None:
             self.corpus = Corpus.from_export(self.data_dir)
-        split_dir = self.data_dir / self.split
+        split_dir = self.data_dir / self.args.split
         if not split_dir.is_dir():
             raise DataError(
                 split_dir,
@@ -202,7 +181,7 @@ class RetrievalDataModule(L.LightningDataModule):
         """Proof states as the retriever reads them (``context_format``, ``context_max_len``):
         the same text :meth:`PremiseRetriever.encode_contexts` encodes at evaluation."""
         return self.tokenize(
-            [format_context(s, self.context_format) for s in states], self.context_max_len
+            [format_context(s, self.args.context_format) for s in states], self.args.context_max_len
         )
 
     def collate_train(self, items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -215,7 +194,7 @@ class RetrievalDataModule(L.LightningDataModule):
                 if pid in pos:
                     label[i, j] = 1.0
         ctx = self.tokenize_contexts([it["context"] for it in items])
-        prem = self.tokenize(self.corpus.texts(premise_ids), self.premise_max_len)
+        prem = self.tokenize(self.corpus.texts(premise_ids), self.args.premise_max_len)
         return {
             "context_ids": ctx["input_ids"],
             "context_mask": ctx["attention_mask"],
@@ -243,27 +222,27 @@ class RetrievalDataModule(L.LightningDataModule):
         return TrainPairs(
             self.corpus,
             self.train_examples,
-            self.num_negatives,
-            self.num_in_file_negatives,
-            self.seed,
-            self.sample_by,
+            self.args.num_negatives,
+            self.args.num_in_file_negatives,
+            self.args.seed,
+            self.args.sample_by,
         )
 
     def train_dataloader(self) -> DataLoader:
         return DataLoader(
             self.train_dataset(),
-            batch_size=self.batch_size,
+            batch_size=self.args.batch_size,
             shuffle=True,
             collate_fn=self.collate_train,
-            num_workers=self.num_workers,
+            num_workers=self.args.num_workers,
             drop_last=False,
         )
 
     def val_dataloader(self) -> DataLoader:
         return DataLoader(
             EvalExamples(self.val_examples),
-            batch_size=self.eval_batch_size,
+            batch_size=self.args.eval_batch_size,
             shuffle=False,
             collate_fn=self.collate_eval,
-            num_workers=self.num_workers,
+            num_workers=self.args.num_workers,
         )

@@ -83,7 +83,7 @@ def evaluate_retriever(
             continue
         examples = load_examples(path, corpus, strict=strict)
         positives = [e.positives for e in examples]
-        dense = rank_examples(index, examples, k, retriever.eval_batch_size)
+        dense = rank_examples(index, examples, k, retriever.args.eval_batch_size)
         reachable, total = reachable_positives(corpus, examples)
         fraction = reachable / total if total else 1.0
         if fraction < 0.99:

@@ -31,7 +31,7 @@ _MASK_CACHE = 4096  # accessibility masks kept (one per file and position seen)
 def encoder_fingerprint(retriever: Any) -> str:
     """SHA-256 of the encoder's weights, tokenizer class, max premise length and pooling."""
     h = hashlib.sha256()
-    h.update(f"{type(retriever.tokenizer).__name__}|{retriever.premise_max_len}".encode())
+    h.update(f"{type(retriever.tokenizer).__name__}|{retriever.args.premise_max_len}".encode())
     pooling = (getattr(retriever, "pooling", "mean"), getattr(retriever, "normalize", True))
     if pooling != ("mean", True):  # the default adds nothing: indexes saved before stay valid
         h.update(f"|{pooling[0]}|{pooling[1]}".encode())
@@ -93,7 +93,7 @@ class PremiseIndex:
                 "premise index in %s is stale (encoder or corpus changed): re-encoding", cache_dir
             )
         emb = retriever.encode_texts(
-            corpus.texts(), max_len=retriever.premise_max_len, batch_size=batch_size
+            corpus.texts(), max_len=retriever.args.premise_max_len, batch_size=batch_size
         )
         index = cls(emb, corpus, fp, retriever)
         if cache_dir is not None:

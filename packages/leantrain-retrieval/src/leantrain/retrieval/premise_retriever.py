@@ -9,6 +9,7 @@ against every premise of the batch (the other contexts' positives and all sample
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,12 +18,9 @@ from typing import Any
 import lightning as L
 import torch
 import torch.nn.functional as F
+from leantrain.core.config import config_fields
 from leantrain.retrieval.attention import use_t5_sdpa
-from leantrain.retrieval.context import (
-    LEGACY_CONTEXT_FORMAT,
-    check_context_format,
-    format_context,
-)
+from leantrain.retrieval.context import LEGACY_CONTEXT_FORMAT, format_context
 from leantrain.retrieval.encoder import (
     build_encoder,
     fuse_activations,
@@ -35,6 +33,7 @@ from leantrain.retrieval.encoder import (
 )
 from leantrain.retrieval.ewc import EWC
 from leantrain.retrieval.losses import info_nce_loss, mse_similarity_loss
+from leantrain.retrieval.retrieval_config import RetrieverArgs
 
 
 class PremiseRetriever(L.LightningModule):
@@ -45,41 +44,28 @@ class PremiseRetriever(L.LightningModule):
         self,
         encoder: Any,
         tokenizer: Any,
+        args: RetrieverArgs | None = None,
         *,
-        learning_rate: float = 1e-4,
-        weight_decay: float = 0.0,
-        warmup_steps: int = 100,
-        loss: str = "mse",
-        temperature: float = 0.05,
-        context_max_len: int = 512,
-        premise_max_len: int = 512,
-        eval_batch_size: int = 64,
-        ewc_lambda: float = 0.0,
         ewc: EWC | None = None,
         pooling: str = "mean",
         normalize: bool = True,
-        context_format: str = "goal_first",
+        **overrides: Any,
     ) -> None:
+        """``args`` (or keyword ``overrides`` of its fields: ``learning_rate=1e-3``) are the
+        hyper-parameters, recorded in ``hparams``; ``pooling`` and ``normalize`` belong to the
+        encoder (a sentence-transformers directory says which) and are saved with it."""
         super().__init__()
+        self.args = dataclasses.replace(args or RetrieverArgs(), **overrides)
+        self.save_hyperparameters(dataclasses.asdict(self.args))
         self.encoder = (
             encoder.train()
         )  # from_pretrained returns eval mode; Lightning keeps modes as given
         fuse_activations(self.encoder)
         use_t5_sdpa(self.encoder)
         self.tokenizer = tokenizer
-        self.learning_rate = learning_rate
-        self.weight_decay = weight_decay
-        self.warmup_steps = warmup_steps
-        self.loss_name = loss
-        self.temperature = temperature
-        self.context_max_len = context_max_len
-        self.premise_max_len = premise_max_len
-        self.eval_batch_size = eval_batch_size
-        self.ewc_lambda = ewc_lambda
         self.pooling = "+".join(parse_pooling(pooling))
         self._pool_modes = parse_pooling(pooling)
         self.normalize = bool(normalize)
-        self.context_format = check_context_format(context_format)
         self.ewc = ewc if ewc is not None else EWC()
         self._corpus_emb: torch.Tensor | None = None
         self._val_sums: torch.Tensor | None = None
@@ -107,11 +93,14 @@ class PremiseRetriever(L.LightningModule):
         return cls(encoder, tokenizer, **{**_st_kwargs(name), **kwargs})
 
     @classmethod
-    def from_pretrained(cls, path: str | Path, **overrides: Any) -> PremiseRetriever:
+    def from_pretrained(
+        cls, path: str | Path, args: RetrieverArgs | None = None, **overrides: Any
+    ) -> PremiseRetriever:
         """Reload a directory written by :meth:`save_pretrained` (no pickle, no Lightning),
         with its EWC state (``ewc/``) when it has one — or start from a plain Hugging Face
         encoder directory (``config.json`` + weights; a sentence-transformers directory keeps
-        the pooling and normalisation of its ``modules.json``)."""
+        the pooling and normalisation of its ``modules.json``). ``args`` replaces the saved
+        hyper-parameters; keyword ``overrides`` change some."""
         if not is_retriever_dir(path):
             from leantrain.retrieval.encoder import load_hf_encoder
 
@@ -123,24 +112,18 @@ class PremiseRetriever(L.LightningModule):
                     hint="give a saved retriever or a local Hugging Face model directory",
                 )
             encoder, tokenizer = load_hf_encoder(path)
-            return cls(encoder, tokenizer, **{**_st_kwargs(path), **overrides})
+            return cls(encoder, tokenizer, args, **{**_st_kwargs(path), **overrides})
         encoder, tokenizer, meta = load_encoder(path)
-        kwargs = {
-            k: meta[k]
-            for k in (
-                "context_max_len",
-                "premise_max_len",
-                "loss",
-                "temperature",
-                "pooling",
-                "normalize",
-                "context_format",
-            )
-            if k in meta
-        }
-        kwargs.setdefault("context_format", LEGACY_CONTEXT_FORMAT)  # saved before the option
-        kwargs.update(overrides)
-        return cls(encoder, tokenizer, ewc=EWC.load(Path(path) / "ewc"), **kwargs)
+        saved = {k: meta[k] for k in config_fields(RetrieverArgs) if k in meta}
+        saved.setdefault("context_format", LEGACY_CONTEXT_FORMAT)  # saved before the option
+        encoding = {k: meta[k] for k in ("pooling", "normalize") if k in meta}
+        return cls(
+            encoder,
+            tokenizer,
+            args or RetrieverArgs(**saved),
+            ewc=EWC.load(Path(path) / "ewc"),
+            **{**encoding, **overrides},
+        )
 
     def save_pretrained(self, path: str | Path) -> Path:
         """Write the encoder (HF, safetensors), tokenizer, ``retriever.json`` and, when EWC is
@@ -156,11 +139,7 @@ class PremiseRetriever(L.LightningModule):
                 {
                     "pooling": self.pooling,
                     "normalize": self.normalize,
-                    "context_format": self.context_format,
-                    "context_max_len": self.context_max_len,
-                    "premise_max_len": self.premise_max_len,
-                    "loss": self.loss_name,
-                    "temperature": self.temperature,
+                    **dataclasses.asdict(self.args),
                 },
             )
             if self.ewc.active:
@@ -197,8 +176,8 @@ class PremiseRetriever(L.LightningModule):
         return encode(
             self,
             texts,
-            max_len=max_len or self.premise_max_len,
-            batch_size=batch_size or self.eval_batch_size,
+            max_len=max_len or self.args.premise_max_len,
+            batch_size=batch_size or self.args.eval_batch_size,
             precision=precision,
         )
 
@@ -208,8 +187,8 @@ class PremiseRetriever(L.LightningModule):
         """Query embeddings of proof states: formatted by ``context_format`` (as in training)
         and cut at ``context_max_len`` tokens."""
         return self.encode_texts(
-            [format_context(s, self.context_format) for s in states],
-            max_len=self.context_max_len,
+            [format_context(s, self.args.context_format) for s in states],
+            max_len=self.args.context_max_len,
             batch_size=batch_size,
         )
 
@@ -228,22 +207,22 @@ class PremiseRetriever(L.LightningModule):
         ctx = self(batch["context_ids"], batch["context_mask"])
         prem = self(batch["premise_ids"], batch["premise_mask"])
         sim = ctx @ prem.t()
-        if self.loss_name == "infonce":
-            return info_nce_loss(sim, batch["label"], self.temperature)
+        if self.args.loss == "infonce":
+            return info_nce_loss(sim, batch["label"], self.args.temperature)
         return mse_similarity_loss(sim, batch["label"])
 
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         loss = self.retrieval_loss(batch)
         self.log("train_loss", loss, prog_bar=True, batch_size=batch["label"].shape[0])
-        if self.ewc_lambda > 0 and self.ewc.active:
+        if self.args.ewc_lambda > 0 and self.ewc.active:
             penalty = self.ewc.penalty(self.encoder)
             self.log("ewc_penalty", penalty, batch_size=batch["label"].shape[0])
-            loss = loss + self.ewc_lambda * penalty
+            loss = loss + self.args.ewc_lambda * penalty
         return loss
 
     def configure_optimizers(self) -> Any:
         opt = torch.optim.AdamW(
-            self.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay
+            self.parameters(), lr=self.args.learning_rate, weight_decay=self.args.weight_decay
         )
         total = (
             getattr(self.trainer, "estimated_stepping_batches", None)
@@ -251,7 +230,7 @@ class PremiseRetriever(L.LightningModule):
             else None
         )
         total = int(total) if total and math.isfinite(total) else None
-        warmup = max(0, self.warmup_steps)
+        warmup = max(0, self.args.warmup_steps)
 
         def schedule(step: int) -> float:
             if warmup and step < warmup:
@@ -266,7 +245,7 @@ class PremiseRetriever(L.LightningModule):
     # -- validation (R@1, R@10, MRR on the val split, premises re-encoded each time) ---------
     def on_validation_epoch_start(self) -> None:
         corpus = self.trainer.datamodule.corpus
-        self._corpus_emb = self.encode_texts(corpus.texts(), max_len=self.premise_max_len).to(
+        self._corpus_emb = self.encode_texts(corpus.texts(), max_len=self.args.premise_max_len).to(
             self.device
         )
         self._val_sums = torch.zeros(4, device=self.device)  # R@1, R@10, MRR, count

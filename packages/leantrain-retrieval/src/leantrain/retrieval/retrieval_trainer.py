@@ -14,6 +14,7 @@ Checkpoints are plain HF encoder directories plus JSON and ``ewc/`` (safetensors
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import json
 import logging
@@ -31,7 +32,8 @@ from leantrain.core.lifelong import LifelongEngine, Step, final_checkpoint, open
 from leantrain.retrieval.datamodule import RetrievalDataModule
 from leantrain.retrieval.ewc import EWC
 from leantrain.retrieval.premise_retriever import PremiseRetriever
-from leantrain.retrieval.retrieval_config import RetrievalConfig
+from leantrain.retrieval.retrieval_config import DataArgs, RetrievalConfig, RetrieverArgs
+from leantrain.retrieval.trainer_args import build_trainer
 
 log = logging.getLogger("leantrain.retrieval")
 
@@ -156,21 +158,8 @@ class RetrievalTrainer:
         self._last_data = step.data  # what evaluate() defaults to after a lifelong run
         L.seed_everything(cfg.seed + step.index, workers=True, verbose=False)
         model = self._start_model(step.init_from)
-        dm = RetrievalDataModule(
-            step.data,
-            model.tokenizer,
-            split=cfg.split,
-            batch_size=cfg.batch_size,
-            eval_batch_size=cfg.eval_batch_size,
-            num_negatives=cfg.num_negatives,
-            num_in_file_negatives=cfg.num_in_file_negatives,
-            context_max_len=cfg.context_max_len,
-            premise_max_len=cfg.premise_max_len,
-            context_format=cfg.context_format,
-            sample_by=cfg.sample_by,
-            num_workers=cfg.num_workers,
-            seed=cfg.seed + step.index,
-        )
+        data_args = dataclasses.replace(cfg.part(DataArgs), seed=cfg.seed + step.index)
+        dm = RetrievalDataModule(step.data, model.tokenizer, data_args)
         from lightning.pytorch.callbacks import ModelCheckpoint
 
         best = BestRetrieverCheckpoint(step.work_dir / "best")
@@ -206,7 +195,7 @@ class RetrievalTrainer:
         }
         if trainer.is_global_zero:  # the engine saves and evaluates on rank 0 only
             device = trainer.strategy.root_device
-            best_model = PremiseRetriever.from_pretrained(best.directory, **self._module_kwargs())
+            best_model = PremiseRetriever.from_pretrained(best.directory, self._model_args())
             best_model.ewc = model.ewc
             best_model.to(device)
             if cfg.ewc_lambda > 0:
@@ -257,7 +246,7 @@ class RetrievalTrainer:
         """Make the retriever saved at ``path`` (a model or a run directory) the current one."""
         device = "cuda" if torch.cuda.is_available() else "cpu"
         self.retriever = PremiseRetriever.from_pretrained(
-            resolve_model_dir(path), **self._module_kwargs()
+            resolve_model_dir(path), self._model_args()
         ).to(device)
 
     # -- internals ----------------------------------------------------------------------------
@@ -266,17 +255,14 @@ class RetrievalTrainer:
             raise LeanTrainError("no trained retriever", hint="train() or load(path) first")
         return self.retriever
 
-    def _module_kwargs(self) -> dict[str, Any]:
-        keys = ("learning_rate", "weight_decay", "warmup_steps", "loss", "temperature")
-        keys += ("context_max_len", "premise_max_len", "eval_batch_size", "ewc_lambda")
-        keys += ("context_format",)
-        return {k: getattr(self.config, k) for k in keys}
+    def _model_args(self) -> RetrieverArgs:
+        return self.config.part(RetrieverArgs)
 
     def _start_model(self, init_from: Path | None) -> PremiseRetriever:
         cfg = self.config
         if init_from is not None:
             log.info("continuing from the previous repo's checkpoint %s", init_from)
-            model = PremiseRetriever.from_pretrained(init_from, **self._module_kwargs())
+            model = PremiseRetriever.from_pretrained(init_from, self._model_args())
         else:
             name = cfg.model_name
             model = PremiseRetriever.from_name(
@@ -284,7 +270,7 @@ class RetrievalTrainer:
                 tiny_d_model=cfg.tiny_d_model,
                 tiny_layers=cfg.tiny_layers,
                 allow_code=cfg.allow_code,
-                **self._module_kwargs(),
+                args=self._model_args(),
             )
         if cfg.ewc_lambda <= 0:
             model.ewc = EWC()
@@ -316,7 +302,10 @@ class RetrievalTrainer:
         return cls(root, name="", version=version)
 
     def _lightning_trainer(self, step: Step, callbacks: list[L.Callback]) -> L.Trainer:
-        user = {k: v for k, v in self.config.trainer.items() if v != "auto" or k != "precision"}
+        """The step's ``lightning.Trainer``: the ``trainer:`` section over leantrain's
+        defaults (ReProver's clipping; bf16 where the GPU has it; 2 epochs unless steps are
+        capped)."""
+        user = self.config.trainer
         bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
         defaults: dict[str, Any] = {
             "precision": "bf16-mixed" if bf16 else "32-true",
@@ -328,10 +317,11 @@ class RetrievalTrainer:
             "enable_progress_bar": sys.stderr.isatty(),
             "logger": self._logger(step),
             "default_root_dir": step.work_dir,
+            "callbacks": callbacks,
         }
         if isinstance(user.get("val_check_interval"), int):
             defaults["check_val_every_n_epoch"] = None  # every N steps, across epochs
-        return L.Trainer(**(defaults | user), callbacks=callbacks)
+        return build_trainer(user, **defaults)
 
 
 class _DropLitLoggerTip(logging.Filter):

@@ -1,0 +1,108 @@
+"""The ``trainer:`` section: ``lightning.Trainer``'s own arguments, checked by Lightning.
+
+LightningCLI's way, without re-declaring them: values are typed by ``Trainer.__init__``'s
+signature through core's one type check (:func:`leantrain.core.config.typed_values`), so a
+flag's ``20``, YAML's ``20`` and a dict's ``"20"`` are the same int and ``precision: fp8``
+fails against Lightning's own ``Literal``; then a ``Trainer`` is built from them, so that
+Lightning's own checks (devices, accelerator, strategy, limits …) run when the config is
+built. Each failure is one :class:`ConfigError` line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import inspect
+import logging
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from types import SimpleNamespace
+from typing import Any
+
+from leantrain.core.config import check_numbers, typed_values
+from leantrain.core.errors import ConfigError
+
+#: Arguments leantrain sets itself for each step, and what to use instead.
+OWN = {
+    "callbacks": "leantrain adds its checkpoint and logging callbacks itself",
+    "logger": "choose the logger with report_to",
+    "default_root_dir": "the run goes under output_dir",
+    "enable_checkpointing": "leantrain checkpoints each step so that a killed run resumes",
+}
+
+#: What Lightning accepts when the Trainer is built and divides by later (ZeroDivisionError).
+RANGES = {"accumulate_grad_batches": ">=1", "val_check_interval": ">0"}
+
+
+@functools.cache
+def trainer_parameters() -> tuple[str, ...]:
+    """The keyword arguments of ``lightning.Trainer``."""
+    return tuple(_signature_class().__dataclass_fields__)
+
+
+@functools.cache
+def _signature_class() -> type:
+    """``lightning.Trainer.__init__``'s signature as a dataclass, for core's type check."""
+    import lightning as L
+
+    params = inspect.signature(L.Trainer).parameters.values()
+    fields = [(p.name, p.annotation, dataclasses.field(default=p.default)) for p in params]
+    return dataclasses.make_dataclass("Trainer", fields)
+
+
+def flag(key: str) -> str:
+    """``max_steps`` as the command-line flag ``--max-steps``."""
+    return "--" + key.replace("_", "-")
+
+
+def unknown_trainer_key(key: str) -> ConfigError:
+    """The one-line error for a ``trainer:`` key that ``lightning.Trainer`` does not take."""
+    if key in OWN:
+        return ConfigError(f"trainer.{key} cannot be set", hint=OWN[key])
+    close = difflib.get_close_matches(key, trainer_parameters(), n=1)
+    return ConfigError(
+        f"trainer: unknown Lightning Trainer argument '{key}'",
+        hint=f"did you mean '{close[0]}'?" if close else "see lightning.Trainer's arguments",
+    )
+
+
+def check_trainer_args(trainer: Mapping[str, Any]) -> dict[str, Any]:
+    """``trainer`` typed by ``lightning.Trainer``'s signature (a string from a flag becomes
+    the type Lightning declares), after Lightning has accepted it: a ``Trainer`` is built from
+    it. Every failure is one :class:`ConfigError` naming the key and its flag."""
+    for key in trainer:
+        if key in OWN or key not in trainer_parameters():
+            raise unknown_trainer_key(key)
+    typed = typed_values(_signature_class(), trainer, source="trainer")
+    check_numbers(SimpleNamespace(**typed), RANGES, prefix="trainer.")
+    with _quiet_lightning():
+        build_trainer(typed, logger=False, enable_checkpointing=False, enable_model_summary=False)
+    return typed
+
+
+def build_trainer(user: Mapping[str, Any], **ours: Any) -> Any:
+    """``lightning.Trainer(**ours, **user)`` (the user's values win), with Lightning's refusal
+    as one :class:`ConfigError` line naming the arguments given."""
+    import lightning as L
+    from lightning.fabric.utilities.exceptions import MisconfigurationException
+
+    try:
+        return L.Trainer(**{**ours, **user})
+    except (MisconfigurationException, ValueError, TypeError, RuntimeError) as e:
+        given = ", ".join(f"{k}={v!r}" for k, v in user.items())
+        detail = " ".join(str(e).split())
+        raise ConfigError(f"Lightning refuses trainer: {{{given}}}: {detail[:300]}") from None
+
+
+@contextmanager
+def _quiet_lightning() -> Iterator[None]:
+    """Lightning's "GPU available" banner and its advertisement say nothing about the user's
+    run; off while a Trainer is built."""
+    rank_zero = logging.getLogger("lightning.pytorch.utilities.rank_zero")
+    level = rank_zero.level
+    rank_zero.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        rank_zero.setLevel(level)
