@@ -145,3 +145,12 @@ def test_settings_are_checked_by_the_config(field):
 
     with pytest.raises(ConfigError, match=field):
         ProverConfig(**{field: 0})
+
+
+def test_a_generator_answering_for_other_states_is_an_error():
+    class Short:
+        def propose(self, states, k):
+            return []
+
+    with pytest.raises(ValueError, match="0 lists for 1 states"):
+        best_first_search(TreeSession("root", TREE), Short(), SearchSettings())

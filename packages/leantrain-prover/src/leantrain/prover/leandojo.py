@@ -62,10 +62,12 @@ class LeanDojoSession:
         self._context = lean_dojo.Dojo(entry, timeout=max(1, math.ceil(tactic_timeout)))
         try:
             self._dojo, init = self._context.__enter__()
-        except lean_dojo.DojoInitError as e:
+        except Exception as e:  # DojoInitError, or LeanDojo failing to set the theorem up
+            # one theorem LeanDojo cannot open must not end the run over all the others
             raise BackendError(
-                f"{theorem.full_name}: LeanDojo cannot start the theorem: {e}",
-                hint="trace the repository with lean-dojo first (leantrain export trace)",
+                f"{theorem.full_name}: LeanDojo cannot start the theorem: "
+                f"{type(e).__name__}: {e}".replace("\n", " "),
+                hint="is the repository traced by lean-dojo (leantrain export trace)?",
             ) from None
         self._open = True
         self._stuck = ""

@@ -192,6 +192,10 @@ class _Search:
                 [n.state.pp for n in batch], self.s.num_sampled_tactics
             )
             r.generator_time_s += self.clock() - t0
+            if len(proposals) != len(batch):
+                raise ValueError(
+                    f"the generator answered {len(proposals)} lists for {len(batch)} states"
+                )
             r.expansions += len(batch)
             children: list[_Node] = []
             try:
