@@ -135,6 +135,11 @@ def test_leandojo_without_lean_dojo_is_one_line_before_any_model_loads(
 def test_missing_flags_and_foreign_output_dir(nat_basics, tmp_path, capsys):
     code, _, err = _prove(capsys, "--data", nat_basics, "--output-dir", tmp_path / "o")
     assert code == 2 and "--generator" in _one_line_error(err)
+    code, _, err = _prove(
+        capsys, "--generator", "tiny", "--data", nat_basics, "--out", tmp_path / "p.jsonl"
+    )
+    assert code == 2 and "looks like a file name" in _one_line_error(err)
+    assert not (tmp_path / "p.jsonl").exists()
     foreign = tmp_path / "mine"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")

@@ -35,6 +35,12 @@ def run(argv: list[str]) -> int:
         raise ConfigError("prove needs --data", hint="--data EXPORT_DIR (leantrain export merge)")
     if not cfg.output_dir:
         raise ConfigError("prove needs --output-dir", hint="--output-dir proofs/new")
+    if cfg.output_dir.endswith((".jsonl", ".json")):
+        raise ConfigError(
+            f"--output-dir {cfg.output_dir!r} looks like a file name",
+            hint="results go into a directory (results.jsonl, summary.json, proofs.json): "
+            "--output-dir proofs",
+        )
     from leantrain.prover.prover import Prover, make_backend
     from leantrain.prover.results import ResultStore
     from leantrain.prover.summary import one_line
