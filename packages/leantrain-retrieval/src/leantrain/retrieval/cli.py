@@ -10,7 +10,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import NoReturn
 
 from leantrain.core.cli import Command
 from leantrain.core.errors import ConfigError
@@ -54,17 +53,12 @@ def _quiet() -> None:
         pass
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with one :class:`ConfigError` line instead of usage and exit 2. The only
-    parser class here, used only by :func:`_common`: a shared core helper replaces it there."""
-
-    def error(self, message: str) -> NoReturn:
-        raise ConfigError(f"{self.prog}: {message}", hint=f"see '{self.prog} --help'")
-
-
 def _common(prog: str) -> argparse.ArgumentParser:
-    """The parser of ``evaluate`` / ``index`` / ``retrieve`` with their common options."""
-    p = _Parser(prog=f"leantrain retrieval {prog}")
+    """The parser of ``evaluate`` / ``index`` / ``retrieve`` with their common options (core's
+    argparse, whose errors are one line)."""
+    from leantrain.core.command import ArgumentParser
+
+    p = ArgumentParser(prog=f"leantrain retrieval {prog}")
     p.add_argument(
         "--model", required=True, help="a run directory, a saved retriever directory, or 'tiny'"
     )
