@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 import trl
 from leantrain.core.errors import ConfigError
@@ -21,10 +22,11 @@ class GRPOConfig(LeanTrainArguments, trl.GRPOConfig):
         default="runs/grpo",
         metadata={"help": "Run directory (manifest, one model per repo, logs)."},
     )
-    reward_funcs: list[str] = field(
+    reward_funcs: list[str | dict[str, Any]] = field(
         default_factory=lambda: ["format", "reference_match"],
         metadata={
-            "help": "Reward functions by registry name or 'module:function' (repeat --reward for several)."
+            "help": "Reward functions by registry name or 'module:function', or {name: …, …kwargs} "
+            "mappings (repeat --reward for several)."
         },
     )
     algorithm: str | None = field(
