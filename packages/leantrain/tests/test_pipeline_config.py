@@ -128,3 +128,17 @@ def test_a_missing_source_of_an_imported_run_is_not_re_read(tmp_path):
     assert cfg.sources == ["gone/export"]
     with pytest.raises(ConfigError, match="does not exist"):
         PipelineConfig(sources=["gone/export"], trainers=["progress"], run_dir=str(tmp_path / "b"))
+
+
+def test_yaml_1_2_floats_in_a_trainer_section(tmp_path):
+    """Issue 24: `learning_rate: 1e-5` in a section is a float, as on the command line."""
+    from leantrain.core.config import config_from_dict, load_yaml
+    from leantrain.pipeline.pipeline_config import PipelineConfig
+
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        f"name: t\nrun_dir: {tmp_path / 'run'}\nsources: [sample]\ntrainers: [progress]\n"
+        "progress:\n  learning_rate: 1e-5\n  max_steps: 2\n"
+    )
+    cfg = config_from_dict(PipelineConfig, load_yaml(path), source=str(path))
+    assert cfg.progress.learning_rate == 1e-5 and cfg.progress.max_steps == 2
