@@ -92,6 +92,8 @@ def test_num_gpus_names_the_devices_setting_in_every_spelling():
         assert "trainer={'devices': 4}" in e.value.one_line()
     with pytest.raises(ConfigError, match="use --devices"):
         _split_trainer_flags(["--num-gpus", "4"])
+    with pytest.raises(ConfigError, match="did you mean 'devices'"):
+        config_from_dict(RetrievalConfig, {"trainer": {"num_gpus": 4}})
 
 
 @pytest.mark.parametrize(

@@ -64,8 +64,6 @@ def test_with_the_opt_in_a_module_attr_encoder_loads(tmp_path, monkeypatch):
     ("trainer", "message"),
     [
         # Lightning's own checks, run when the config is built
-        ({"max_steps": -5}, "`max_steps` must be a non-negative integer or -1"),
-        ({"max_epochs": -5}, "`max_epochs` must be a non-negative integer or -1"),
         ({"limit_train_batches": 1.5}, "invalid value 1.5 for limit_train_batches"),
         ({"limit_val_batches": -1}, "invalid value -1 for limit_val_batches"),
         ({"devices": "abc"}, "`devices` selected with `CPUAccelerator` should be an int > 0"),
@@ -75,7 +73,10 @@ def test_with_the_opt_in_a_module_attr_encoder_loads(tmp_path, monkeypatch):
         ({"precision": "fp8"}, "trainer: key 'precision' has the wrong type: got str 'fp8'"),
         ({"max_steps": "ten"}, "trainer: key 'max_steps' has the wrong type: got str 'ten'"),
         ({"gradient_clip_val": "big"}, "trainer: key 'gradient_clip_val' has the wrong type"),
-        # what Lightning accepts and later divides by
+        # what Lightning accepts and leantrain refuses: no training, a later division by 0
+        ({"max_steps": -5}, "trainer.max_steps must be -1 (no limit) or at least 1, got -5"),
+        ({"max_steps": 0}, "trainer.max_steps must be -1 (no limit) or at least 1, got 0"),
+        ({"max_epochs": 0}, "trainer.max_epochs must be -1 (no limit) or at least 1, got 0"),
         ({"accumulate_grad_batches": 0}, "trainer.accumulate_grad_batches must be at least 1"),
         ({"val_check_interval": 0}, "trainer.val_check_interval must be positive"),
         # what leantrain sets itself
@@ -125,7 +126,7 @@ def test_good_lightning_values_pass():
 def test_cli_max_steps_k_and_gpu(tmp_path, monkeypatch, capsys):
     out = str(tmp_path / "r")
     assert main(["retrieval", "train", "--max-steps", "-5", "--output-dir", out]) == 2
-    assert "`max_steps` must be a non-negative integer" in _error(capsys)
+    assert "trainer.max_steps must be -1 (no limit) or at least 1" in _error(capsys)
     from lightning.pytorch.accelerators import CUDAAccelerator
 
     monkeypatch.setattr(CUDAAccelerator, "is_available", staticmethod(lambda: False))

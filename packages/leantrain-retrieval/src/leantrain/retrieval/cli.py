@@ -109,8 +109,8 @@ def _split_trainer_flags(argv: list[str]) -> tuple[list[str], dict[str, object]]
     import difflib
 
     from leantrain.core.config import ALIASES, config_fields, parse_yaml
-    from leantrain.retrieval.retrieval_config import LEANDOJO_V2_TRAINER_NAMES, RetrievalConfig
-    from leantrain.retrieval.trainer_args import flag, trainer_parameters
+    from leantrain.retrieval.retrieval_config import RetrievalConfig
+    from leantrain.retrieval.trainer_args import LEANDOJO_V2_NAMES, flag, trainer_parameters
 
     ours = {*config_fields(RetrievalConfig), *ALIASES, "config"}
     names = [n for n in trainer_parameters() if n not in ours]
@@ -120,8 +120,8 @@ def _split_trainer_flags(argv: list[str]) -> tuple[list[str], dict[str, object]]
     while i < len(argv):
         name, eq, value = argv[i].partition("=")
         key = name[2:].replace("-", "_") if name.startswith("--") else ""
-        if key in LEANDOJO_V2_TRAINER_NAMES:
-            right = flag(LEANDOJO_V2_TRAINER_NAMES[key])
+        if key in LEANDOJO_V2_NAMES:
+            right = flag(LEANDOJO_V2_NAMES[key])
             raise ConfigError(f"unknown option '{name}' (LeanDojo-v2's name)", hint=f"use {right}")
         close = difflib.get_close_matches(key, names, n=1, cutoff=0.8) if key else []
         if key and key not in ours and key not in names and close:

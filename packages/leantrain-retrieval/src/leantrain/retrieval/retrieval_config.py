@@ -29,9 +29,6 @@ from leantrain.retrieval.context import CONTEXT_FORMATS
 
 A = TypeVar("A")
 
-#: LeanDojo-v2 ``TrainingConfig`` names of Lightning ``Trainer`` arguments (PORTING.md).
-LEANDOJO_V2_TRAINER_NAMES = {"num_gpus": "devices"}
-
 
 def _help(text: str, **more: Any) -> dict[str, Any]:
     return {"help": text, **more}
@@ -57,9 +54,9 @@ def _keyword_errors(cls: type[A]) -> type[A]:
 
 def _unknown_key(owner: str, key: str, value: Any, valid: list[str]) -> ConfigError:
     """The one-line error for ``key``, which is not a setting of ``owner``."""
-    from leantrain.retrieval.trainer_args import trainer_parameters
+    from leantrain.retrieval.trainer_args import LEANDOJO_V2_NAMES, trainer_parameters
 
-    devices = LEANDOJO_V2_TRAINER_NAMES.get(key)
+    devices = LEANDOJO_V2_NAMES.get(key)
     if devices is not None or (key in trainer_parameters() and "trainer" in valid):
         name = devices or key
         return ConfigError(

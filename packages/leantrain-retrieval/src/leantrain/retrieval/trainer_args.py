@@ -31,8 +31,17 @@ OWN = {
     "enable_checkpointing": "leantrain checkpoints each step so that a killed run resumes",
 }
 
-#: What Lightning accepts when the Trainer is built and divides by later (ZeroDivisionError).
-RANGES = {"accumulate_grad_batches": ">=1", "val_check_interval": ">0"}
+#: LeanDojo-v2 ``TrainingConfig`` names of Lightning ``Trainer`` arguments (PORTING.md).
+LEANDOJO_V2_NAMES = {"num_gpus": "devices"}
+
+#: What Lightning accepts but leantrain refuses: 0 steps or epochs (a "model" trained on
+#: nothing, refused as by the other trainers), and what Lightning divides by later.
+RANGES = {
+    "max_steps": "-1|>=1",
+    "max_epochs": "-1|>=1",
+    "accumulate_grad_batches": ">=1",
+    "val_check_interval": ">0",
+}
 
 
 @functools.cache
@@ -60,7 +69,8 @@ def unknown_trainer_key(key: str) -> ConfigError:
     """The one-line error for a ``trainer:`` key that ``lightning.Trainer`` does not take."""
     if key in OWN:
         return ConfigError(f"trainer.{key} cannot be set", hint=OWN[key])
-    close = difflib.get_close_matches(key, trainer_parameters(), n=1)
+    close = [LEANDOJO_V2_NAMES[key]] if key in LEANDOJO_V2_NAMES else []
+    close = close or difflib.get_close_matches(key, trainer_parameters(), n=1)
     return ConfigError(
         f"trainer: unknown Lightning Trainer argument '{key}'",
         hint=f"did you mean '{close[0]}'?" if close else "see lightning.Trainer's arguments",
