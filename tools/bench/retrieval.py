@@ -59,7 +59,7 @@ def bench_size(n: int, model, rng: random.Random) -> None:
                     texts[s : s + bs],
                     padding="longest",
                     truncation=True,
-                    max_length=model.premise_max_len,
+                    max_length=model.args.premise_max_len,
                     return_tensors="pt",
                 )
                 model(enc["input_ids"], enc["attention_mask"])
