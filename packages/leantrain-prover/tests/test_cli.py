@@ -148,3 +148,14 @@ def test_missing_flags_and_foreign_output_dir(nat_basics, tmp_path, capsys):
     )
     assert code == 2 and "files leantrain did not write" in _one_line_error(err)
     assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
+
+
+def test_a_bad_progress_model_is_one_line_before_the_generator_loads(nat_basics, tmp_path, capsys):
+    code, _, err = _prove(
+        capsys,
+        "--generator", tmp_path / "no-model",  # loading it would fail with another message
+        "--progress", tmp_path / "no-progress",
+        "--data", nat_basics, "--output-dir", tmp_path / "o",
+    )  # fmt: skip
+    assert code == 1 and "not a trained progress model" in _one_line_error(err)
+    assert not (tmp_path / "o").exists()

@@ -108,6 +108,10 @@ class Prover:
             self.config = config_from_dict(ProverConfig, {**dict(config or {}), **settings})
         cfg = self.config
         self.backend = lean_backend if lean_backend is not None else make_backend(cfg)
+        if progress_model is None and cfg.progress:
+            # before the generator: a missing extra or a bad path fails before the big load
+            progress_model = load_progress(cfg.progress, cfg.device)
+        self.progress = progress_model
         if tactic_generator is None:
             if not cfg.generator:
                 raise ConfigError("no tactic generator given", hint="pass --generator RUN_OR_MODEL")
@@ -123,9 +127,6 @@ class Prover:
                 batch_size=cfg.generation_batch_size,
             )
         self.generator = tactic_generator
-        if progress_model is None and cfg.progress:
-            progress_model = load_progress(cfg.progress, cfg.device)
-        self.progress = progress_model
         self.settings = SearchSettings(
             num_sampled_tactics=cfg.num_sampled_tactics,
             max_expansions=cfg.max_expansions,
