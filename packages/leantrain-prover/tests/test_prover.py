@@ -109,7 +109,9 @@ def test_a_changed_config_into_the_same_output_dir_is_refused(nat_basics, tmp_pa
     out = tmp_path / "out"
     _prover(nat_basics, out, Oracle(theorems), max_theorems=1).evaluate()
     with pytest.raises(ConfigError, match=r"different config \(changed: num_sampled_tactics\)"):
-        _prover(nat_basics, out, Oracle(theorems), num_sampled_tactics=3).evaluate()
+        _prover(nat_basics, out, Oracle(theorems), num_sampled_tactics=3)  # refused at once
+    with pytest.raises(ConfigError, match="changed: generator"):
+        Prover(generator="./no-such-model", data=str(nat_basics), output_dir=str(out))
     # which theorems and where are not the search's config: more theorems extend the run
     summary = _prover(nat_basics, out, Oracle(theorems), max_theorems=2).evaluate()
     assert summary["attempted"] == 2

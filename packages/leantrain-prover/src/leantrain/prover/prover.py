@@ -108,6 +108,9 @@ class Prover:
             self.config = config_from_dict(ProverConfig, {**dict(config or {}), **settings})
         cfg = self.config
         self.backend = lean_backend if lean_backend is not None else make_backend(cfg)
+        store = self.store()
+        if store is not None:
+            store.check()  # another config in output_dir is refused before any model loads
         if progress_model is None and cfg.progress:
             # before the generator: a missing extra or a bad path fails before the big load
             progress_model = load_progress(cfg.progress, cfg.device)
