@@ -360,3 +360,12 @@ def test_a_manifest_alone_does_not_make_a_directory_a_run(tmp_path: Path) -> Non
     with pytest.raises(ConfigError, match="did not write"):
         LifelongEngine(tmp_path, [FakeTrainer()], database=FakeDatabase(), repos=REPOS).run()
     assert [p.name for p in tmp_path.iterdir()] == ["manifest.json"]
+
+
+def test_a_model_dir_with_a_manifest_of_its_own_is_not_a_run(tmp_path: Path) -> None:
+    LifelongEngine(tmp_path / "run", [FakeTrainer()], data=[{"x": 1}]).run()
+    assert final_checkpoint(tmp_path / "run") == tmp_path / "run" / "fake" / "000-dataset"
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "manifest.json").write_text('{"files": ["model.safetensors"]}')  # not leantrain's
+    assert final_checkpoint(model) is None

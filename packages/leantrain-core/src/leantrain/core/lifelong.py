@@ -59,7 +59,7 @@ from leantrain.core.manifest import (
     RunManifest,
     StepRecord,
 )
-from leantrain.core.output_dir import claim_output_dir
+from leantrain.core.output_dir import claim_output_dir, output_kind
 
 DATA_SUBDIR = "data"
 EVAL_SUBDIR = "eval"
@@ -783,9 +783,10 @@ def _changed(old: Any, new: Any) -> list[str]:
 
 def final_checkpoint(run_dir: str | Path, trainer: str | None = None) -> Path | None:
     """The newest model a run directory holds (of ``trainer``, or of its only trainer), or
-    ``None`` when ``run_dir`` is not a leantrain run. Lets ``--model runs/sft`` name a run."""
+    ``None`` when ``run_dir`` is not a leantrain run (its ``.leantrain`` marker says so: a model
+    directory may hold a ``manifest.json`` of its own). Lets ``--model runs/sft`` name a run."""
     run_dir = Path(run_dir)
-    if not (run_dir / MANIFEST_NAME).is_file():
+    if output_kind(run_dir) != "run" or not (run_dir / MANIFEST_NAME).is_file():
         return None
     manifest = RunManifest.load(run_dir)
     if trainer is None:
