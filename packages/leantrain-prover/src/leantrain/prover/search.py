@@ -198,12 +198,10 @@ class _Search:
                 )
             r.expansions += len(batch)
             children: list[_Node] = []
-            try:
-                for node, tactics in zip(batch, proposals):
-                    if self._expand(node, tactics, children):
-                        return
-            finally:
-                self._push(children)
+            for node, tactics in zip(batch, proposals):
+                if self._expand(node, tactics, children):
+                    return  # over: the new states need no priority
+            self._push(children)
         r.status = "failed"
 
     def _expand(self, node: _Node, tactics: list[tuple[str, float]], children: list[_Node]) -> bool:
