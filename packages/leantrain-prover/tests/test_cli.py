@@ -63,6 +63,9 @@ def test_a_memorising_generator_proves_its_proofs_and_an_untrained_one_does_not(
         *SEARCH,
     )
     assert code == 0, err
+    from leantrain.prover.generator import recorded_system_prompt
+
+    assert recorded_system_prompt(memorised) == (True, None)  # trained with the default prompt
     summary = json.loads(out)
     assert summary["metric"] == "replay proof rate"
     assert (summary["proved"], summary["attempted"]) == (3, 3)
