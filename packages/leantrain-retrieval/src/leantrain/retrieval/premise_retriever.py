@@ -116,13 +116,13 @@ class PremiseRetriever(L.LightningModule):
         encoder, tokenizer, meta = load_encoder(path)
         saved = {k: meta[k] for k in config_fields(RetrieverArgs) if k in meta}
         saved.setdefault("context_format", LEGACY_CONTEXT_FORMAT)  # saved before the option
-        encoding = {k: meta[k] for k in ("pooling", "normalize") if k in meta}
+        encoding: dict[str, Any] = {k: meta[k] for k in ("pooling", "normalize") if k in meta}
         return cls(
             encoder,
             tokenizer,
             args or RetrieverArgs(**saved),
             ewc=EWC.load(Path(path) / "ewc"),
-            **{**encoding, **overrides},
+            **(encoding | overrides),
         )
 
     def save_pretrained(self, path: str | Path) -> Path:

@@ -37,7 +37,7 @@ def _help(text: str, **more: Any) -> dict[str, Any]:
 def _keyword_errors(cls: type[A]) -> type[A]:
     """Make an unknown keyword of ``cls(...)`` (or ``dataclasses.replace``) a one-line
     :class:`ConfigError` naming the right key, as a dict or YAML key would be, instead of
-    Python's ``TypeError``. The signature stays the dataclass's own (jsonargparse reads it)."""
+    Python's ``TypeError``. ``inspect.signature`` still shows the dataclass's own fields."""
     init = cls.__init__
 
     @functools.wraps(init)
@@ -56,12 +56,12 @@ def _unknown_key(owner: str, key: str, value: Any, valid: list[str]) -> ConfigEr
     """The one-line error for ``key``, which is not a setting of ``owner``."""
     from leantrain.retrieval.trainer_args import LEANDOJO_V2_NAMES, trainer_parameters
 
-    devices = LEANDOJO_V2_NAMES.get(key)
-    if devices is not None or (key in trainer_parameters() and "trainer" in valid):
-        name = devices or key
+    renamed = LEANDOJO_V2_NAMES.get(key)
+    if renamed is not None or (key in trainer_parameters() and "trainer" in valid):
+        name = renamed or key
         return ConfigError(
             f"{owner}: '{key}' is Lightning's Trainer argument '{name}'"
-            + (" (LeanDojo-v2's name)" if devices else ""),
+            + (" (LeanDojo-v2's name)" if renamed else ""),
             hint=f"give trainer={{'{name}': {value!r}}} (YAML: trainer: {{{name}: …}}; "
             f"flag: --{name.replace('_', '-')})",
         )

@@ -47,7 +47,7 @@ RANGES = {
 @functools.cache
 def trainer_parameters() -> tuple[str, ...]:
     """The keyword arguments of ``lightning.Trainer``."""
-    return tuple(_signature_class().__dataclass_fields__)
+    return tuple(f.name for f in dataclasses.fields(_signature_class()))
 
 
 @functools.cache
