@@ -282,9 +282,7 @@ class VERLTrainingManager:
         from leantrain.core.output_dir import check_output_dir
         from leantrain.verl.rewards import REWARD_MANAGERS, build_scorers
 
-        check_output_dir(
-            self.output_dir, kind="run", flag="--output_dir", legacy=("manifest.json",)
-        )
+        check_output_dir(self.output_dir, kind="run", flag="--output_dir")
         if database is not None:
             if isinstance(database, (str, Path)) and not Path(database).is_file():
                 raise ConfigError(
