@@ -45,6 +45,12 @@ PACKAGES = {
         ["lightning", "pytorch_lightning", "leantrain.export", "verl", "ray"],
         ["sft", "grpo", "llm"],
     ),
+    "leantrain-prover": (
+        "leantrain.prover",
+        ["leantrain-core", "leantrain-tactics", "leantrain-llm"],
+        ["lightning", "pytorch_lightning", "leantrain.export", "lean_dojo"],
+        ["prove", "sft", "grpo", "llm"],
+    ),
     # verl resolves apart from the workspace's default environment (transformers<5.11):
     # from its wheel it installs with its own transformers; never vLLM / SGLang by default
     "leantrain-verl": (

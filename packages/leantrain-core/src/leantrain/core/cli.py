@@ -256,6 +256,7 @@ COMMAND_PACKAGES = {
     "llm": "leantrain-llm",
     "retrieval": "leantrain-retrieval",
     "progress": "leantrain-progress",
+    "prove": "leantrain-prover",
     "pipeline": "leantrain",
     "demo": "leantrain",
     "compare": "leantrain",

@@ -32,7 +32,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 import yaml
 from leantrain.core.errors import ConfigError
@@ -301,11 +301,6 @@ class _Loader(yaml.SafeLoader):
     """PyYAML's safe loader with YAML 1.2's floats (``1e-5``, ``1E-5``, ``5e3``, ``.5``: PyYAML
     alone reads the first three as strings) and duplicate keys refused."""
 
-    yaml_implicit_resolvers: ClassVar[dict[Any, list[Any]]] = {
-        first: list(resolvers)
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
-
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
@@ -321,6 +316,11 @@ class _Loader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+# a copy of every resolver list: PyYAML's add_implicit_resolver copies the table but appends to
+# the lists it shares with SafeLoader, which would change every safe_load in the process
+_Loader.yaml_implicit_resolvers = {
+    first: list(resolvers) for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(r"^[-+]?(?:(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+|\.[0-9_]+)$"),
