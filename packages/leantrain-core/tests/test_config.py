@@ -397,3 +397,31 @@ def test_parse_known_reads_only_the_light_class_fields(tmp_path):
     assert parse_known(Light, argv).max_steps == 4
     with pytest.raises(ConfigError, match="command line: key 'max_steps' has the wrong type"):
         parse_known(Light, [*argv, "--max-steps", "many"])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1e3", "1e3"),  # not the YAML float's str, '1000.0'
+        ("010", "010"),  # not YAML 1.1's octal 8
+        ("0x10", "0x10"),
+        ("1_000", "1_000"),
+        ("Prove it. #lean", "Prove it. #lean"),  # not cut at a YAML comment
+        ("  spaced  ", "  spaced  "),
+        ("a: b", "a: b"),
+        ("yes", "yes"),
+        ("'quoted'", "quoted"),  # a quoted YAML string is still read as YAML
+    ],
+)
+def test_a_string_flag_keeps_the_text_typed(text, expected):
+    assert parse_cli(TrainConfig, ["--model_name", text]).model_name == expected
+    assert parse_cli(TrainConfig, [f"--output_dir={text}"]).output_dir == expected
+    assert parse_cli(TrainConfig, ["--repos", text]).repos == [text]
+
+
+def test_an_alias_and_its_field_on_the_command_line_are_refused():
+    for argv in (["--model", "a", "--model_name", "b"], ["--model-name", "b", "--model", "a"]):
+        with pytest.raises(ConfigError, match="'--model' and '--model-name' are the same setting"):
+            parse_cli(TrainConfig, argv, aliases={"model": "model_name"})
+    # the same flag repeated (or spelt with - and _) is not two settings: the last one wins
+    assert parse_cli(TrainConfig, ["--model-name", "a", "--model_name", "b"]).model_name == "b"

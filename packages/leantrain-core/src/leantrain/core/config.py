@@ -494,11 +494,29 @@ def _flag_readings(raws: list[str]) -> list[Any]:
     return [*singles, items] if len(raws) == 1 else [items, *singles]
 
 
+def _flag_value(cls: type, key: str, raws: list[str]) -> Any:
+    """The typed value of flag ``key`` given ``raws``. A field that takes the flag as text gets
+    the text typed, not its YAML reading: ``--model_name 1e3`` is ``"1e3"`` (not ``"1000.0"``),
+    ``--system_prompt 'Prove it. #lean'`` keeps ``#lean`` (not cut as a YAML comment) and its
+    spaces; a quoted YAML string (``--x "'null'"``) is still read as YAML."""
+    value = _typed(cls, key, _flag_readings(raws), source="command line")
+    raw = raws[-1]
+    if isinstance(value, str) and value != raw and not raw.lstrip().startswith(("'", '"')):
+        try:
+            text = _typed(cls, key, [raw], source="command line")
+        except ConfigError:
+            return value
+        if isinstance(text, str):
+            return text
+    return value
+
+
 def _flag_data(
     cls: type, flags: Mapping[str, list[str]], aliases: Mapping[str, str], *, known_only: bool
 ) -> dict[str, Any]:
     fields = config_fields(cls)
     data: dict[str, Any] = {}
+    given_as: dict[str, str] = {}
     for name, raws in flags.items():
         key = aliases.get(name, name)
         if key not in fields:
@@ -508,7 +526,14 @@ def _flag_data(
             if hint.startswith("did you mean"):
                 hint = "did you mean '--" + hint.split("'")[1].replace("_", "-") + "'?"
             raise ConfigError(f"unknown option '--{name.replace('_', '-')}'", hint=hint)
-        data[key] = _typed(cls, key, _flag_readings(raws), source="command line")
+        if key in given_as:  # an alias and its field (or two aliases): one would silently win
+            first, second = sorted((given_as[key], name))
+            raise ConfigError(
+                f"command line: '--{first.replace('_', '-')}' and "
+                f"'--{second.replace('_', '-')}' are the same setting; give one"
+            )
+        given_as[key] = name
+        data[key] = _flag_value(cls, key, raws)
     return data
 
 
