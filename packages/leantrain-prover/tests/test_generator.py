@@ -107,13 +107,45 @@ def test_sampling_returns_scored_candidates(tiny):
     assert cands and all(lp < 0 for _, lp in cands)
 
 
+def _run(path, configs):
+    from leantrain.core.manifest import RunManifest
+    from leantrain.core.output_dir import write_marker
+
+    path.mkdir(parents=True)
+    write_marker(path, "run")
+    trainers = [k for k in configs if k != "pipeline"]
+    RunManifest.create(path, kind="lifelong", trainers=trainers, config=configs)
+    for t in trainers:
+        (path / t / "000-x").mkdir(parents=True)
+    return path
+
+
 def test_the_system_prompt_comes_from_the_run_manifest(tmp_path):
-    run = tmp_path / "run"
-    (run / "sft" / "000-x").mkdir(parents=True)
-    (run / "manifest.json").write_text(
-        json.dumps({"config": {"trainers": ["sft"], "sft": {"system_prompt": "Be brief."}}})
-    )
+    run = _run(tmp_path / "run", {"sft": {"system_prompt": "Be brief."}})
     assert recorded_system_prompt(run) == (True, "Be brief.")
     assert recorded_system_prompt(run / "sft" / "000-x") == (True, "Be brief.")
     assert recorded_system_prompt(tmp_path / "elsewhere") == (False, None)
     assert recorded_system_prompt("tiny") == (False, None)
+
+
+def test_the_system_prompt_is_the_checkpoints_own_trainers(tmp_path):
+    """A pipeline with sft and grpo: an SFT checkpoint is asked with SFT's prompt, not GRPO's."""
+    run = _run(
+        tmp_path / "p",
+        {"pipeline": {}, "sft": {"system_prompt": "Be brief."}, "grpo": {"system_prompt": None}},
+    )
+    assert recorded_system_prompt(run / "sft" / "000-x") == (True, "Be brief.")
+    assert recorded_system_prompt(run / "grpo" / "000-x") == (True, None)
+
+
+def test_a_models_own_manifest_json_is_not_a_run(tmp_path):
+    """A checkpoint holding a manifest.json of its own: the run above it still answers; a
+    manifest.json without the run marker is no run."""
+    run = _run(tmp_path / "run", {"sft": {"system_prompt": "Be brief."}})
+    ckpt = run / "sft" / "000-x"
+    (ckpt / "manifest.json").write_text(json.dumps({"model_type": "llama"}))
+    assert recorded_system_prompt(ckpt) == (True, "Be brief.")
+    plain = tmp_path / "model"
+    plain.mkdir()
+    (plain / "manifest.json").write_text(json.dumps({"config": {"sft": {"system_prompt": "x"}}}))
+    assert recorded_system_prompt(plain) == (False, None)

@@ -16,7 +16,6 @@ and empty tactics are dropped.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,22 +27,39 @@ DECODINGS = ("beam", "sample")
 
 def recorded_system_prompt(model_path: str | Path) -> tuple[bool, str | None]:
     """The system prompt a leantrain run trained the model at ``model_path`` with: ``(found,
-    prompt)``, read from the nearest run manifest (the path itself or up to three levels
-    above); ``(False, None)`` when there is none (a plain model directory or hub id)."""
+    prompt)``, read from the nearest run's manifest (the path itself or up to three levels
+    above; a run is known by its ``.leantrain`` marker, as in
+    :func:`~leantrain.core.lifelong.final_checkpoint`: a model directory may hold a
+    ``manifest.json`` of its own). The section read is the trainer's whose checkpoint
+    ``model_path`` is (``runs/p/sft/003-x``: ``sft``, even when the run also has ``grpo``), or
+    the run's only trainer's. ``(False, None)`` when there is none (a plain model directory or
+    hub id) or the manifest cannot be read."""
+    from leantrain.core.errors import CheckpointError
+    from leantrain.core.manifest import MANIFEST_NAME, RunManifest
+    from leantrain.core.output_dir import output_kind
+
     path = Path(model_path)
     if not path.exists():
         return False, None
-    for directory in [path, *list(path.resolve().parents)[:3]]:
-        manifest = directory / "manifest.json"
-        if not manifest.is_file():
+    path = path.resolve()
+    for directory in [path, *list(path.parents)[:3]]:
+        if output_kind(directory) != "run" or not (directory / MANIFEST_NAME).is_file():
             continue
         try:
-            config = json.loads(manifest.read_text(encoding="utf-8")).get("config", {})
-        except (OSError, ValueError, AttributeError):
+            manifest = RunManifest.load(directory)
+        except CheckpointError:
             return False, None
-        for section in ("grpo", "sft"):
-            if isinstance(config.get(section), dict) and "system_prompt" in config[section]:
-                return True, config[section]["system_prompt"]
+        inside = path.relative_to(directory).parts
+        if inside:
+            sections = [inside[0]]  # the trainer directory the checkpoint is in
+        elif len(manifest.trainers) == 1:
+            sections = list(manifest.trainers)
+        else:
+            sections = ["grpo", "sft"]
+        for section in sections:
+            config = manifest.config.get(section)
+            if isinstance(config, dict) and "system_prompt" in config:
+                return True, config["system_prompt"]
         return False, None
     return False, None
 
