@@ -1108,12 +1108,21 @@ def _foreign_sqlite(path: Path) -> None:
 
 
 def _tableless_leantrain(path: Path) -> None:
-    from leantrain.export.schema import APPLICATION_ID
+    from leantrain.export.schema import APPLICATION_ID, SCHEMA_VERSION
 
     conn = sqlite3.connect(path)
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    conn.execute("PRAGMA user_version = 1")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     conn.execute("CREATE TABLE unrelated (x)")
+    conn.commit()
+    conn.close()
+
+
+def _development_version(path: Path) -> None:
+    """A database of schema version 4 (a development version: refused, import again)."""
+    path.write_bytes(_valid("lt.db"))
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version = 4")
     conn.commit()
     conn.close()
 
@@ -1136,6 +1145,7 @@ DB_MUTATIONS: dict[str, Callable[[Path], None]] = {
     "json-file": lambda p: p.write_bytes(_valid("dyn.json")[:4000]),
     "directory": lambda p: p.mkdir(),
     "tableless-leantrain": _tableless_leantrain,
+    "development-version": _development_version,
     "future-version": _future_version,
     "corrupt-page": lambda p: p.write_bytes(
         _valid("lt.db")[:4096] + bytes(((i * 31) % 251) for i in range(len(_valid("lt.db")) - 4096))

@@ -20,7 +20,7 @@ from leantrain.core.cli import main as leantrain_main
 from leantrain.core.errors import ConfigError, DataError
 from leantrain.core.output_dir import MARKER_NAME, output_kind
 from leantrain.export import Database, export_merged_data
-from leantrain.export.schema import _V1, APPLICATION_ID, SCHEMA_VERSION, tables_of_version
+from leantrain.export.schema import APPLICATION_ID, SCHEMA_VERSION, TABLES
 
 SUBCOMMANDS = {
     "import": ["SRC"],
@@ -272,47 +272,47 @@ def test_new_and_empty_files_become_leantrain_databases(tmp_path, capsys):
         conn.close()
 
 
-def test_database_from_before_application_id_is_adopted(tmp_path):
-    path = tmp_path / "old.db"
+def _old_dev_database(path: Path, version: int, *, application_id: bool) -> Path:
+    """A database as a development version (schema ``version`` < 5) left it: leantrain's
+    tables, with ``application_id`` only from the versions that set it."""
     conn = sqlite3.connect(path)
-    conn.executescript(_V1)
-    conn.execute("PRAGMA user_version = 1")  # the version such databases were at
-    conn.execute(
-        "INSERT INTO repositories (url, commit_hash, name, date_processed) "
-        "VALUES ('https://e/old', 'c0', 'old', '2024-01-01T00:00:00+00:00')"
+    conn.executescript(
+        "CREATE TABLE repositories (id INTEGER PRIMARY KEY, url TEXT, commit_hash TEXT);"
+        "CREATE TABLE theorems (id INTEGER PRIMARY KEY, repo_id INTEGER);"
+        "CREATE TABLE tactics (id INTEGER PRIMARY KEY, theorem_id INTEGER);"
+        "CREATE TABLE premise_files (id INTEGER PRIMARY KEY, path TEXT);"
+        "CREATE TABLE traced_files (repo_id INTEGER, idx INTEGER, path TEXT);"
+        "INSERT INTO repositories VALUES (1, 'https://e/old', 'c0');"
     )
+    conn.execute(f"PRAGMA user_version = {version}")
+    if application_id:
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.commit()
     conn.close()
-    with Database(path) as db:
-        assert [r.id for r in db.list_repositories()] == ["https://e/old@c0"]
-    conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
-    conn.close()
-    # leantrain's tables plus one of the user's: not exactly leantrain's, so not adopted
-    other = tmp_path / "mixed.db"
-    conn = sqlite3.connect(other)
-    conn.executescript(_V1 + ";CREATE TABLE notes (x);")
-    conn.execute("PRAGMA user_version = 1")
-    conn.commit()
-    conn.close()
-    with pytest.raises(DataError, match="not a leantrain database"):
+    return path
+
+
+def test_a_database_of_a_development_schema_is_refused_with_the_fix(tmp_path, capsys):
+    """Schema versions 1–4 never shipped: no migration, one line saying to import again, and
+    the file stays as it was (with or without the application id, which version 1 lacked)."""
+    assert SCHEMA_VERSION == 5
+    src = _source(tmp_path / "src")
+    for version, app in ((1, False), (2, True), (4, True)):
+        path = _old_dev_database(tmp_path / f"v{version}.db", version, application_id=app)
+        before = path.read_bytes()
+        with pytest.raises(DataError, match=f"schema version {version} was written by a dev"):
+            Database(path)
+        for cmd, extra in (("stats", []), ("merge", ["--out", str(tmp_path / "m")]),
+                           ("import", [str(src)])):  # fmt: skip
+            code, err = _cli(capsys, cmd, *extra, "--db", str(path))
+            assert code == 1, (version, cmd)
+            _one_line_error(err, str(path), "development version", "export import PATH --db new.db")
+        assert path.read_bytes() == before
+        assert not (tmp_path / "m").exists()
+    # leantrain's table names in another application's file at version 5: not adopted
+    other = _old_dev_database(tmp_path / "mixed.db", 5, application_id=False)
+    with pytest.raises(DataError, match="another application's tables"):
         Database(other)
-    assert tables_of_version(1) == {
-        "repositories",
-        "theorems",
-        "tactics",
-        "annotations",
-        "premise_files",
-        "premises",
-        "traced_files",
-    }
-    assert tables_of_version(SCHEMA_VERSION) == {
-        "repositories",
-        "theorems",
-        "premise_uses",  # a view from version 5 on
-        "premise_files",
-        "traced_files",
-    }
 
 
 def test_non_utf8_paths(tmp_path):
@@ -361,8 +361,7 @@ def _counts(path: Path) -> dict[str, int]:
     conn = sqlite3.connect(path)
     try:
         counts = {
-            t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-            for t in sorted(tables_of_version(SCHEMA_VERSION))
+            t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in sorted(TABLES)
         }
         counts["tactics"] = conn.execute("SELECT SUM(num_tactics) FROM theorems").fetchone()[0]
         return counts

@@ -43,7 +43,7 @@ def _in_system_dir(path: Path) -> bool:
 
 
 class Database:
-    """A SQLite database of traced repositories (created and migrated on open).
+    """A SQLite database of traced repositories (created on open).
 
     ``Database("lt.db")`` opens or creates the file; ``create=False`` refuses a missing or
     empty one (what the read-only CLI commands use). A file that is not leantrain's (another
