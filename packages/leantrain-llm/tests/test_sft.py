@@ -162,6 +162,11 @@ def test_lora_saves_only_the_adapter_and_chains_into_grpo(sft_rows, tmp_path):
     assert (model_dir / "adapter_model.safetensors").is_file()
     assert not (model_dir / "model.safetensors").exists()
     assert all("lora" in k for k in load_file(model_dir / "adapter_model.safetensors"))
+    (step,) = result["per_repo"].values()  # the adapter's parameters are counted and reported
+    lora_params = sum(v.numel() for k, v in t.model.named_parameters() if "lora_" in k)
+    assert step["trainable_parameters"] == lora_params > 0
+    assert step["parameters"] == sum(v.numel() for v in t.model.parameters())
+    assert step["parameters"] > step["trainable_parameters"]
 
     rl = sft_rows.map(
         lambda r: {"reference": r["completion"][0]["content"]}, remove_columns=["completion"]

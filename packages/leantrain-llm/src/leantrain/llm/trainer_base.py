@@ -62,6 +62,12 @@ class _ProgressBarOnly(ProgressCallback):
         pass
 
 
+def parameter_counts(model: Any) -> tuple[int, int]:
+    """``(trainable, total)`` parameters of ``model`` (with LoRA: the adapter's, and all)."""
+    params = list(model.parameters())
+    return sum(p.numel() for p in params if p.requires_grad), sum(p.numel() for p in params)
+
+
 def _logged_mean(history: list[dict[str, Any]], key: str) -> float | None:
     """Step-weighted mean of the logged values of ``key`` (each covers the steps since the last)."""
     total, steps, previous = 0.0, 0, 0
@@ -151,6 +157,15 @@ class LLMTrainer:
             if not isinstance(model, PeftModel):
                 check_target_modules(model, self.lora)
                 model = get_peft_model(model, self.lora)
+        trainable, total = parameter_counts(model)
+        log.info(
+            "%s: %s trainable parameters of %s (%.2f%%)%s",
+            self.name,
+            f"{trainable:,}",
+            f"{total:,}",
+            100 * trainable / max(total, 1),
+            " (LoRA)" if self.lora is not None else "",
+        )
         self._model, self._tokenizer = model, tokenizer
         self._trained = None
 
@@ -255,6 +270,7 @@ class LLMTrainer:
         self._trained = (step.work_dir.parent.parent, step_name(step.index, step.repo))
         history = trainer.state.log_history
         losses = [e["loss"] for e in history if "loss" in e]
+        trainable, total = parameter_counts(self._model)
         return {
             # after a resume HF averages only the steps of this call: use the logged losses
             "train_loss": output.training_loss if resume is None else _logged_mean(history, "loss"),
@@ -262,6 +278,8 @@ class LLMTrainer:
             "last_loss": losses[-1] if losses else None,
             "global_step": trainer.state.global_step,
             "num_examples": len(dataset),
+            "trainable_parameters": trainable,
+            "parameters": total,
             **self._extra_metrics(history),
         }
 
