@@ -154,3 +154,23 @@ def test_a_generator_answering_for_other_states_is_an_error():
 
     with pytest.raises(ValueError, match="0 lists for 1 states"):
         best_first_search(TreeSession("root", TREE), Short(), SearchSettings())
+
+
+def test_the_node_budget_does_not_skip_a_proving_tactic():
+    """A full node budget keeps no new state, but the next tactic of the same state, which
+    finishes the proof, is still run (it was skipped: the search ended at the new state)."""
+    moves = {("root", "a"): "A", ("root", "b"): "B", ("root", "qed"): NO_GOALS}
+    script = {"root": [("a", -0.1), ("b", -0.2), ("qed", -0.3)]}
+    result, _, session = _search(moves=moves, script=script, max_nodes=2)
+    assert result.proved and [s.tactic for s in result.proof] == ["qed"]
+    assert session.runs == [("root", "a"), ("root", "b"), ("root", "qed")]
+    assert result.nodes == 2  # root, A: B was not kept
+
+
+def test_the_node_budget_still_expands_the_open_states():
+    moves = {("root", "a"): "A", ("root", "b"): "B", ("A", "qed"): NO_GOALS}
+    script = {"root": [("b", -0.1), ("a", -0.2)], "A": [("qed", -0.1)], "B": [("x", -0.1)]}
+    result, gen, _ = _search(moves=moves, script=script, max_nodes=2)  # root, B; A not kept
+    assert result.status == "budget" and gen.expanded == ["root", "B"]
+    result, gen, _ = _search(moves=moves, script=script, max_nodes=3)
+    assert result.proved and gen.expanded == ["root", "B", "A"]

@@ -3,9 +3,11 @@
 The open node with the highest priority is expanded: the generator proposes up to ``k``
 tactics for its state, each is run, and every new state becomes an open node (a state reached
 before is not added again: states are deduplicated by their text). The search stops at the
-first proof, when no open node is left (``failed``), at the expansion or node budget
-(``budget``), at the wall-clock timeout of the theorem (``timeout``) or when the backend
-crashes (``crashed``).
+first proof, when no open node is left (``failed``), at the expansion budget (``budget``), at
+the wall-clock timeout of the theorem (``timeout``) or when the backend crashes
+(``crashed``). At the node budget a new state is not kept, but the tactics and open nodes left
+are still tried (one may finish the proof); a search that then runs out of open nodes ends in
+``budget``.
 
 Priority of a node: the cumulative log-probability of the tactics on the path that first
 reached it (divided by the path's length with ``length_normalize``); with a progress model,
@@ -134,6 +136,7 @@ class _Search:
         self.result = SearchResult(status="failed")
         self.order = itertools.count()
         self.heap: list[tuple[float, int, _Node]] = []
+        self.dropped = False  # a new state was not kept: the node budget was full
         root = _Node(session.initial_state, 0.0, 0)
         self.seen: dict[str, _Node] = {root.state.pp: root}
         self._push([root])
@@ -202,10 +205,11 @@ class _Search:
                 if self._expand(node, tactics, children):
                     return  # over: the new states need no priority
             self._push(children)
-        r.status = "failed"
+        # no open node left: "budget" when the node budget dropped states that were still open
+        r.status = "budget" if self.dropped else "failed"
 
     def _expand(self, node: _Node, tactics: list[tuple[str, float]], children: list[_Node]) -> bool:
-        """Run ``tactics`` on ``node``; True when the search is over (proof, timeout, budget)."""
+        """Run ``tactics`` on ``node``; True when the search is over (proof, timeout)."""
         r = self.result
         for tactic, logprob in tactics[: self.s.num_sampled_tactics]:
             if self._timed_out():
@@ -223,8 +227,10 @@ class _Search:
             if outcome.state.pp in self.seen:
                 continue  # a state reached before: the earlier path stands
             if self.s.max_nodes is not None and len(self.seen) >= self.s.max_nodes:
-                r.status = "budget"
-                return True
+                # the node budget is full: the state is not kept, but this node's other tactics
+                # (one may finish the proof) and the open nodes are still tried
+                self.dropped = True
+                continue
             child = _Node(outcome.state, node.logprob + logprob, node.depth + 1, node, tactic)
             self.seen[child.state.pp] = child
             children.append(child)
