@@ -102,10 +102,11 @@ def test_merge_replaces_only_its_own_export_and_marks_it(tmp_path, capsys):
         code, err = _cli(capsys, "merge", "--db", db, "--out", str(out))
         assert code == 0, err
         assert output_kind(out) == "export"
-    # an export written before markers existed: its metadata.json has a "leantrain" entry
+    # without its marker (as development versions wrote it) the export is not recognised
     (out / MARKER_NAME).unlink()
-    assert _cli(capsys, "merge", "--db", db, "--out", str(out))[0] == 0
-    assert output_kind(out) == "export"
+    code, err = _cli(capsys, "merge", "--db", db, "--out", str(out))
+    assert code == 2
+    _one_line_error(err, "holds files leantrain did not write")
     # a LeanDojo export of someone else (metadata.json without "leantrain") is not ours
     theirs = _source(tmp_path / "theirs")
     before = _tree(theirs)
@@ -130,17 +131,17 @@ def test_dump_json_replaces_only_its_own_dump(tmp_path, capsys):
         code, err = _cli(capsys, "dump-json", "--db", db, "--out", str(dump))
         assert code == 0, err
     assert json.loads(dump.read_text())["written_by"] == "leantrain-export"
-    # a dump of an earlier leantrain (no "written_by") is still ours
-    dump.write_text('{"repositories": [\n]}\n')
-    assert _cli(capsys, "dump-json", "--db", db, "--out", str(dump))[0] == 0
-    # and it imports back
+    # it imports back
     assert _cli(capsys, "import", str(dump), "--db", str(tmp_path / "back.db"))[0] == 0
     user = tmp_path / "mine.json"
     user.write_text('{"repositories": []}')  # valid JSON, but the user's
+    legacy = tmp_path / "dev.json"  # as development versions dumped (no "written_by"): refused
+    legacy.write_text('{"repositories": [\n]}\n')
     (tmp_path / "adir").mkdir()
     before = _tree(tmp_path)
     for out, msg in [
         (str(user), "not a dump leantrain wrote"),
+        (str(legacy), "not a dump leantrain wrote"),
         (str(tmp_path / "lt.db"), "not a dump leantrain wrote"),
         (str(tmp_path / "adir"), "is a directory"),
         (".", "is a directory"),

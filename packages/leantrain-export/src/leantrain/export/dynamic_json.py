@@ -9,8 +9,7 @@ Written atomically, one repository at a time.
 
 The file starts with ``{"written_by": "leantrain-export", "repositories": [`` (the extra key is
 ignored by LeanDojo-v2 and by our importer). :func:`check_dump_path` lets a dump replace only
-a file that starts so (or like dumps of earlier versions, ``{"repositories": [`` and a
-newline): never a file the user wrote, a directory, ``.`` or ``""``.
+a file that starts so: never a file the user wrote, a directory, ``.`` or ``""``.
 """
 
 from __future__ import annotations
@@ -33,7 +32,6 @@ _STATUS_KEYS = {
 
 
 DUMP_HEADER = '{"written_by": "leantrain-export", "repositories": ['
-_LEGACY_HEADER = '{"repositories": [\n'
 
 
 def is_own_dump(path: str | Path) -> bool:
@@ -43,7 +41,7 @@ def is_own_dump(path: str | Path) -> bool:
             head = f.read(len(DUMP_HEADER))
     except OSError:
         return False
-    return head == DUMP_HEADER.encode() or head.startswith(_LEGACY_HEADER.encode())
+    return head == DUMP_HEADER.encode()
 
 
 def check_dump_path(path: str | Path | None, *, flag: str = "path") -> Path:

@@ -16,9 +16,7 @@ The directory is built under a temporary name and swapped in at the end: an inte
 export never destroys the previous one.
 
 The output directory must be new, empty, or leantrain's own earlier export: it carries the
-marker file ``.leantrain`` (kind ``"export"``, :mod:`leantrain.core.output_dir`); an export
-written before markers existed is recognised by the ``"leantrain"`` entry of its
-``metadata.json``. Anything else (``.``, ``""``, a file, a directory holding other files) is
+marker file ``.leantrain`` (kind ``"export"``, :mod:`leantrain.core.output_dir`). Anything else (``.``, ``""``, a file, a directory holding other files) is
 refused before anything is read or written.
 """
 
@@ -35,7 +33,7 @@ import orjson
 from leantrain.core.atomic import atomic_directory
 from leantrain.core.config import config_from_dict
 from leantrain.core.errors import DataError
-from leantrain.core.output_dir import check_output_dir, output_kind, write_marker
+from leantrain.core.output_dir import check_output_dir, write_marker
 from leantrain.export.database import Database
 from leantrain.export.export_config import ExportConfig
 from leantrain.export.fast_rows import dumps, loads
@@ -128,27 +126,10 @@ def _config(
     return config_from_dict(ExportConfig, base, source="export config")
 
 
-def _is_legacy_export(path: Path) -> bool:
-    """A directory leantrain exported into before marker files existed."""
-    meta = path / "metadata.json"
-    try:
-        if not meta.is_file() or meta.stat().st_size > 64 << 20:
-            return False
-        data = json.loads(meta.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and isinstance(data.get("leantrain"), dict)
-
-
 def check_export_dir(out_dir: str | Path | None, *, flag: str = "out_dir") -> Path:
     """Raise :class:`~leantrain.core.errors.ConfigError` unless ``out_dir`` is new, empty or
     leantrain's own earlier export (``flag`` names it in the message); returns it as a Path."""
-    legacy: tuple[str, ...] = ()
-    if out_dir is not None and str(out_dir).strip():
-        path = Path(out_dir).expanduser()
-        if path.is_dir() and output_kind(path) is None and _is_legacy_export(path):
-            legacy = ("metadata.json",)
-    return check_output_dir(out_dir, kind="export", flag=flag, legacy=legacy)
+    return check_output_dir(out_dir, kind="export", flag=flag)
 
 
 def select_theorems(db: Database, repos: list[str] | None) -> tuple[list[int], int]:
