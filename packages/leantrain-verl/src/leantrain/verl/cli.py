@@ -94,9 +94,7 @@ def _convert(argv: Sequence[str]) -> int:
     _both(p, "split_strategy", default="random")
     args = p.parse_args(list(argv))
     check_data_path(args.data_path, split_strategy=args.split_strategy)  # before writing
-    out = claim_output_dir(
-        args.output_dir, kind="verl-data", flag="--output_dir", legacy=("leantrain_verl_data.json",)
-    )
+    out = claim_output_dir(args.output_dir, kind="verl-data", flag="--output_dir")
     files = convert_to_verl(
         args.data_path, out, settings=DataSettings(split_strategy=args.split_strategy)
     )
