@@ -425,3 +425,19 @@ def test_an_alias_and_its_field_on_the_command_line_are_refused():
             parse_cli(TrainConfig, argv, aliases={"model": "model_name"})
     # the same flag repeated (or spelt with - and _) is not two settings: the last one wins
     assert parse_cli(TrainConfig, ["--model-name", "a", "--model_name", "b"]).model_name == "b"
+
+
+def test_a_wrongly_typed_secret_is_not_echoed_in_the_error():
+    @dataclass
+    class C:
+        hub_token: str | None = None
+        api_key: int = 0
+
+    for build in (
+        lambda: config_from_dict(C, {"hub_token": ["hf_SECRETxyz"]}),
+        lambda: config_from_dict(C, {"api_key": "sk-SECRETxyz"}),
+        lambda: parse_cli(C, ["--api-key", "sk-SECRETxyz"]),
+    ):
+        with pytest.raises(ConfigError, match="wrong type") as e:
+            build()
+        assert "SECRET" not in str(e.value) and "<redacted>" in str(e.value)

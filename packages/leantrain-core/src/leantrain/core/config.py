@@ -204,9 +204,9 @@ def _typed(cls: type, key: str, candidates: Sequence[Any], *, source: str) -> An
             continue
     value = candidates[0]
     tp = _hints(cls)[key]
+    shown = "<redacted>" if _SECRET.search(key) else _short_repr(value)  # no token in a log
     raise ConfigError(
-        f"{source}: key '{key}' has the wrong type: got {type(value).__name__} "
-        f"{_short_repr(value)}",
+        f"{source}: key '{key}' has the wrong type: got {type(value).__name__} {shown}",
         hint=f"give a value of type {_type_name(tp)}",
     )
 
