@@ -47,6 +47,17 @@ def test_own_output_is_reused_or_overwritten_but_not_another_kind(tmp_path: Path
     assert output_kind(claim_output_dir(empty, kind="run")) == "run"
 
 
+def test_only_the_marker_makes_a_directory_leantrain_s(tmp_path: Path) -> None:
+    """Files leantrain writes (index.json, metadata.json …) without the ``.leantrain`` marker,
+    as development versions left them, do not make a directory its own."""
+    old = tmp_path / "old_index"
+    old.mkdir()
+    (old / "index.json").write_text("{}")
+    with pytest.raises(ConfigError, match="did not write"):
+        claim_output_dir(old, kind="index", overwrite=True)
+    assert sorted(p.name for p in old.iterdir()) == ["index.json"]
+
+
 def _ours(path: Path) -> bool:
     return path.read_text().startswith("OURS")
 

@@ -44,13 +44,16 @@ def write_marker(directory: str | Path, kind: str) -> None:
 
 
 def check_output_dir(
-    path: str | Path | None, *, kind: str, flag: str = "--output-dir", legacy: tuple[str, ...] = ()
+    path: str | Path | None,
+    *,
+    kind: str,
+    flag: str = "--output-dir",
+    legacy: tuple[str, ...] = (),  # ignored; goes once retrieval's cli.py stops passing it
 ) -> Path:
     """Raise :class:`ConfigError` unless leantrain may write its ``kind`` of output at ``path``.
 
     Allowed: a path that does not exist yet, an empty directory, or a directory marked as this
-    ``kind`` of leantrain output (``legacy`` names files that also identify one, for outputs
-    written before markers existed). Returns the path.
+    ``kind`` of leantrain output (its ``.leantrain`` marker). Returns the path.
     """
     if path is None or not str(path).strip():
         raise ConfigError(f"{flag} is empty", hint=f"give a new directory, e.g. {flag} runs/new")
@@ -80,8 +83,6 @@ def check_output_dir(
         )
     if resolved.is_dir() and any(resolved.iterdir()):
         found = output_kind(resolved)
-        if found is None and any((resolved / name).exists() for name in legacy):
-            found = kind
         if found != kind:
             what = "files leantrain did not write" if found is None else f"a leantrain {found}"
             raise ConfigError(
@@ -97,11 +98,11 @@ def claim_output_dir(
     kind: str,
     flag: str = "--output-dir",
     overwrite: bool = False,
-    legacy: tuple[str, ...] = (),
+    legacy: tuple[str, ...] = (),  # ignored, as in check_output_dir
 ) -> Path:
     """:func:`check_output_dir`, then create and mark the directory. With ``overwrite``, an
     earlier output of the same kind is emptied first (never anything else). Returns the path."""
-    path = check_output_dir(path, kind=kind, flag=flag, legacy=legacy)
+    path = check_output_dir(path, kind=kind, flag=flag)
     if overwrite and path.is_dir():
         for child in path.iterdir():
             if child.is_dir() and not child.is_symlink():
