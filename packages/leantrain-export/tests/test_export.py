@@ -4,7 +4,6 @@ lifelong engine calls them), curriculum and the CLI."""
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 from export_helpers import key, load_split_dir, tactic, theorem, write_export
@@ -16,7 +15,6 @@ from leantrain.export import (
     export_merged_data,
     order_repositories,
     pin_novel_premise_rate,
-    theorem_difficulty,
 )
 from leantrain.export import export_merged as export_mod
 
@@ -260,8 +258,6 @@ def test_curriculum_orders_easiest_first(tmp_path):
     assert [i.split("/")[-1].split("@")[0] for i in db.curriculum()] == ["easy", "mid", "hard"]
     order = order_repositories(db)
     assert (order[0].easy, order[-1].easy) == (4, 0)
-    assert theorem_difficulty(3) == pytest.approx(math.e**3)
-    assert theorem_difficulty(2, has_sorry=True) == math.inf and theorem_difficulty(0) is None
 
 
 def test_cli_end_to_end(tmp_path, lean4_example, capsys):

@@ -25,7 +25,6 @@ _EXPORTS = {
     "pin_novel_premise_rate": "lifelong",
     "RepoDifficulty": "curriculum",
     "order_repositories": "curriculum",
-    "theorem_difficulty": "curriculum",
     "RepoInfo": "sources",
     "iter_json_array": "sources",
     "read_source": "sources",
@@ -48,12 +47,11 @@ __all__ = [
     "pin_novel_premise_rate",
     "read_source",
     "split_repo_id",
-    "theorem_difficulty",
     "trace_repository",
 ]
 
 if TYPE_CHECKING:
-    from leantrain.export.curriculum import RepoDifficulty, order_repositories, theorem_difficulty
+    from leantrain.export.curriculum import RepoDifficulty, order_repositories
     from leantrain.export.database import DEFAULT_DB, Database
     from leantrain.export.export_config import ExportConfig
     from leantrain.export.export_merged import ExportResult, export_merged_data

@@ -22,15 +22,6 @@ from dataclasses import dataclass
 from leantrain.export.repository import RepositoryReader
 
 
-def theorem_difficulty(num_steps: int, *, has_sorry: bool = False) -> float | None:
-    """``e^num_steps``; ``inf`` for a ``sorry`` proof; None for a theorem without steps."""
-    if has_sorry:
-        return math.inf
-    if num_steps <= 0:
-        return None
-    return math.exp(num_steps) if num_steps < 709 else math.inf
-
-
 def _percentile(sorted_values: list[int], q: float) -> float:
     """Linear-interpolation percentile (numpy's default) of a sorted list."""
     if not sorted_values:

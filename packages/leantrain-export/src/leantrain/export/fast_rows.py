@@ -189,12 +189,6 @@ def premise_entries(premises: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
     return out
 
 
-def kept(tactic: str, state_before: str) -> bool:
-    """Whether an export that drops tactics keeps this one (LeanDojo-v2 leaves out tactics
-    after the proof is done and focusing dots; the SQL form is ``kept`` of ``premise_uses``)."""
-    return state_before != "no goals" and "·" not in tactic
-
-
 def tactic_entries(tactics: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
     """The exported form of :func:`theorem_parts` tactics: ``{tactic, annotated_tactic:
     [text with marks (the tactic when it had none), [provenance, …]], state_before,

@@ -207,7 +207,7 @@ class Importer:
             )
         head, tactics, canonical = parts
         entries = canonical if canonical is not None else tactic_entries(tactics)
-        keep = [t[2] != "no goals" and "·" not in t[0] for t in tactics]  # fast_rows.kept
+        keep = [t[2] != "no goals" and "·" not in t[0] for t in tactics]  # as LeanDojo-v2
         uses = [[i, j, keep[i], *p] for i, t in enumerate(tactics) for j, p in enumerate(t[5])]
         self._add_rows(item, head, [t[0] for t in tactics], keep, uses, entries, dumps)
 
@@ -243,7 +243,7 @@ class Importer:
     ) -> None:
         """Buffer the rows of a checked theorem: ``head`` as in
         :func:`~leantrain.export.fast_rows.theorem_parts`; the tactics' texts, whether each
-        is kept (:func:`~leantrain.export.fast_rows.kept`), the premise uses ``[tactic_idx,
+        is kept by an export that drops tactics (not after ``no goals``, no ``·``), the premise uses ``[tactic_idx,
         idx, kept, full_name, def_path, line, col, end_line, end_col]`` (schema version 5:
         ``theorems.uses_json``), and the exported tactic ``entries`` with their ``encode``."""
         rid = self._repository(item.repo or (head[0], head[1]))

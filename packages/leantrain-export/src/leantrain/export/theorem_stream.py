@@ -79,7 +79,7 @@ def iter_theorems(
 
     ``selection`` names a table with a ``theorem_id`` column (usually a temporary one).
     With ``drop_tactics`` the tactics LeanDojo-v2 leaves out (after the proof is done, ``no
-    goals``, and focusing dots: :func:`~leantrain.export.fast_rows.kept`) are too.
+    goals``, and focusing dots) are too.
     A tactic stored without annotation is written ``annotated_tactic: [tactic, []]``.
     """
     for row in theorem_rows(conn, selection, drop_tactics=drop_tactics, params=params):
