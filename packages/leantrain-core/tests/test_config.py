@@ -441,3 +441,16 @@ def test_a_wrongly_typed_secret_is_not_echoed_in_the_error():
         with pytest.raises(ConfigError, match="wrong type") as e:
             build()
         assert "SECRET" not in str(e.value) and "<redacted>" in str(e.value)
+
+
+def test_a_bare_flag_of_a_field_that_takes_no_boolean_needs_a_value():
+    """``--model-name --max-steps 3`` (the value forgotten) was the model name "true"."""
+    for argv, flag in (
+        (["--model_name", "--max_steps", "3"], "--model-name"),
+        (["--max-steps"], "--max-steps"),
+        (["--repos", "a", "--repos"], "--repos"),
+    ):
+        with pytest.raises(ConfigError, match=f"{flag} needs a value"):
+            parse_cli(TrainConfig, argv)
+    assert parse_cli(TrainConfig, ["--use-lora", "--max_steps", "3"]).use_lora is True
+    assert parse_cli(TrainConfig, ["--model_name", "true"]).model_name == "true"  # given: kept

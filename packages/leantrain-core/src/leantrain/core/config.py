@@ -30,7 +30,7 @@ import sys
 import textwrap
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -442,11 +442,12 @@ def config_from_yaml(cls: type[C], path: str | Path, **overrides: Any) -> C:
 # --- flags ---------------------------------------------------------------------------------------
 
 
-def _read_argv(argv: Sequence[str]) -> tuple[dict[str, list[str]], str | None]:
+def _read_argv(argv: Sequence[str]) -> tuple[dict[str, list[str]], str | None, set[str]]:
     """``--name value`` / ``--name=value`` / bare ``--name`` (``true``) flags of ``argv``: the
-    raw values of each name (``-`` read as ``_``; repeated flags collect) and the ``--config``
-    path."""
+    raw values of each name (``-`` read as ``_``; repeated flags collect), the ``--config``
+    path and the names given bare."""
     flags: dict[str, list[str]] = {}
+    bare: set[str] = set()
     config_path: str | None = None
     i = 0
     argv = list(argv)
@@ -469,8 +470,11 @@ def _read_argv(argv: Sequence[str]) -> tuple[dict[str, list[str]], str | None]:
                 raise ConfigError("--config needs a path to a YAML file")
             config_path = value
             continue
-        flags.setdefault(name.replace("-", "_"), []).append("true" if value is None else value)
-    return flags, config_path
+        name = name.replace("-", "_")
+        if value is None:
+            bare.add(name)
+        flags.setdefault(name, []).append("true" if value is None else value)
+    return flags, config_path, bare
 
 
 def _flag_readings(raws: list[str]) -> list[Any]:
@@ -511,8 +515,31 @@ def _flag_value(cls: type, key: str, raws: list[str]) -> Any:
     return value
 
 
+def _check_bare(cls: type, key: str, name: str) -> None:
+    """A bare ``--name`` means ``true``: an error for a field that takes no boolean (``--model
+    --lr 1e-5``, a forgotten value, would otherwise be the model ``"true"``)."""
+    adapter = _adapter(cls, key)
+    if adapter is None:
+        return
+    from pydantic import ValidationError
+
+    try:
+        adapter.validate_python(True, strict=True)
+    except (ValidationError, ValueError, TypeError):
+        flag = "--" + name.replace("_", "-")
+        raise ConfigError(
+            f"command line: {flag} needs a value",
+            hint=f"give {flag} VALUE (a value of type {_type_name(_hints(cls)[key])})",
+        ) from None
+
+
 def _flag_data(
-    cls: type, flags: Mapping[str, list[str]], aliases: Mapping[str, str], *, known_only: bool
+    cls: type,
+    flags: Mapping[str, list[str]],
+    aliases: Mapping[str, str],
+    *,
+    known_only: bool,
+    bare: Set[str] = frozenset(),
 ) -> dict[str, Any]:
     fields = config_fields(cls)
     data: dict[str, Any] = {}
@@ -533,6 +560,8 @@ def _flag_data(
                 f"'--{second.replace('_', '-')}' are the same setting; give one"
             )
         given_as[key] = name
+        if name in bare:
+            _check_bare(cls, key, name)
         data[key] = _flag_value(cls, key, raws)
     return data
 
@@ -553,7 +582,7 @@ def _cli_values(
     """The typed values that ``--config FILE`` and the flags of ``argv`` give ``cls``'s
     fields (flags win); ``known_only`` skips keys that are not fields instead of refusing."""
     aliases = _cli_aliases(cls, aliases)
-    flags, config_path = _read_argv(argv)
+    flags, config_path, bare = _read_argv(argv)
     data: dict[str, Any] = {}
     if config_path is not None:
         yaml_data = resolve_aliases(cls, load_yaml(config_path), source=config_path)
@@ -561,7 +590,7 @@ def _cli_values(
             yaml_data = {k: v for k, v in yaml_data.items() if k in config_fields(cls)}
         check_keys(cls, list(yaml_data), source=config_path)
         data.update(typed_values(cls, yaml_data, source=config_path))
-    data.update(_flag_data(cls, flags, aliases, known_only=known_only))
+    data.update(_flag_data(cls, flags, aliases, known_only=known_only, bare=bare))
     return data
 
 
