@@ -154,3 +154,24 @@ def test_an_unreadable_manifest_is_one_line_naming_the_file(
     assert message.startswith(f"{path}: ") and "\n" not in message
     assert ("upgrade leantrain-core" in message) == ("format_version 2" in message)
     assert "overwrite" in message or "upgrade" in message
+
+
+def test_a_nan_metric_leaves_the_manifest_readable(tmp_path: Path) -> None:
+    """A diverged step's train_loss NaN (or an infinite metric) was written as JSON's non-value
+    NaN, and every later load, the resume included, failed: 'corrupted manifest'."""
+    m = _new(tmp_path)
+    ckpt = m.checksum(_ckpt(tmp_path, "sft/000"))
+    m.record_step(
+        StepRecord(
+            trainer="sft",
+            index=0,
+            repo="u@1",
+            checkpoint=ckpt,
+            metrics={"train_loss": float("nan"), "ppl": float("inf"), "acc": 0.5},
+        )
+    )
+    m.set_metrics("forgetting", {"sft": {"bwt": float("-inf"), "forgetting": [float("nan")]}})
+    loaded = RunManifest.load(tmp_path)
+    assert loaded.steps[0].metrics == {"train_loss": None, "ppl": None, "acc": 0.5}
+    assert loaded.metrics["forgetting"] == {"sft": {"bwt": None, "forgetting": [None]}}
+    json.loads((tmp_path / "manifest.json").read_text(), parse_constant=pytest.fail)
