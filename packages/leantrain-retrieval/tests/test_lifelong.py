@@ -25,8 +25,11 @@ def test_lifelong_over_the_sample_database_and_resume(tmp_path, make_config):
     exports = [p for p in (tmp_path / "data").iterdir() if p.is_dir() and p.name[:3].isdigit()]
     assert len(exports) == len(order)
     # resume: nothing left to do, nothing retrained
-    again = RetrievalTrainer(cfg).train(None, str(tmp_path / "lt.db"), tmp_path / "data")
+    rerun = RetrievalTrainer(cfg)
+    again = rerun.train(None, str(tmp_path / "lt.db"), tmp_path / "data")
     assert again["per_repo"] == result["per_repo"]
+    # evaluate() after a rerun with nothing left to train: on the last step's merged export
+    assert rerun.evaluate()["count"] > 0
     assert PremiseRetriever.from_pretrained(again["model_dir"]).encode_texts(["⊢ a"]).shape == (
         1,
         32,

@@ -139,7 +139,7 @@ class RetrievalTrainer:
                     "nothing to train on",
                     hint="give --data EXPORT_DIR, or --database (and --repos) for lifelong training",
                 )
-        return LifelongEngine(
+        engine = LifelongEngine(
             self.output_dir,
             [self],
             database=open_database(database),
@@ -149,7 +149,10 @@ class RetrievalTrainer:
             evaluate=cfg.evaluate_after_repo,
             configs={NAME: config_to_dict(cfg)},
             overwrite=cfg.overwrite,
-        ).run()[NAME]
+        )
+        result = engine.run()[NAME]
+        self._last_data = engine.last_data  # also when a rerun had nothing left to train
+        return result
 
     def train_step(self, step: Step) -> dict[str, Any]:
         """Fit on ``step.data`` from ``step.init_from`` (or the configured encoder); the best
