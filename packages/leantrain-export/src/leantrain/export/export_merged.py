@@ -218,7 +218,7 @@ def premise_stats(
         "SELECT s.theorem_id, t.uses_json FROM temp._sel s JOIN theorems t ON t.id = s.theorem_id "
         "WHERE t.uses_json IS NOT NULL ORDER BY s.theorem_id"
     ):
-        # [tactic_idx, idx, kept, full_name, …] (schema version 5)
+        # [tactic_idx, idx, kept, full_name, …] (theorems.uses_json)
         uses = [u for u in _premise_uses(uses_json) if u[2] or not drop_tactics]
         if uses:
             names[tid] = {u[3] for u in uses}

@@ -216,8 +216,8 @@ def tactic_entries(tactics: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
 def tactics_json(
     entries: list[Any], keep: list[bool], encode: Callable[[Any], bytes] | None = None
 ) -> tuple[bytes, bytes | None, int]:
-    """``(tactics_json, kept_json, num_kept)`` of a theorem (see schema version 2): the
-    exported tactics as UTF-8 JSON, the same without the dropped ones (None when none is
+    """``(tactics_json, kept_json, num_kept)`` of a theorem (:mod:`~leantrain.export.schema`):
+    the exported tactics as UTF-8 JSON, the same without the dropped ones (None when none is
     dropped), and how many are kept. Stored as bytes (SQLite keeps them as BLOBs): no
     decoding on import, and the export copies them into its output as they are. ``encode``
     writes the JSON of a list of entries (default :func:`dumps`)."""

@@ -243,9 +243,10 @@ class Importer:
     ) -> None:
         """Buffer the rows of a checked theorem: ``head`` as in
         :func:`~leantrain.export.fast_rows.theorem_parts`; the tactics' texts, whether each
-        is kept by an export that drops tactics (not after ``no goals``, no ``·``), the premise uses ``[tactic_idx,
-        idx, kept, full_name, def_path, line, col, end_line, end_col]`` (schema version 5:
-        ``theorems.uses_json``), and the exported tactic ``entries`` with their ``encode``."""
+        is kept by an export that drops tactics (not after ``no goals``, no ``·``), the
+        premise uses ``[tactic_idx, idx, kept, full_name, def_path, line, col, end_line,
+        end_col]`` (``theorems.uses_json``), and the exported tactic ``entries`` with their
+        ``encode``."""
         rid = self._repository(item.repo or (head[0], head[1]))
         key = head[2:4] + head[5:9]
         seen = self.seen_theorems[rid]

@@ -1,8 +1,8 @@
 """Theorem records (the LeanDojo JSON shape) and corpus lines from the database, streaming.
 
-A theorem's tactics are stored in their exported form (``theorems.tactics_json``, see schema
-version 2), so a record is its row plus that text: memory stays flat however many theorems
-are exported, and an export can copy the text without parsing it.
+A theorem's tactics are stored in their exported form (``theorems.tactics_json``, see
+:mod:`leantrain.export.schema`), so a record is its row plus that text: memory stays flat
+however many theorems are exported, and an export can copy the text without parsing it.
 """
 
 from __future__ import annotations

@@ -100,8 +100,8 @@ class CorpusRecord(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 
 PremiseUse = tuple[int, int, bool, str, str, int, int, int, int]
-"""A premise use as stored in ``theorems.uses_json`` (schema version 5): ``(tactic_idx, idx,
-kept, full_name, def_path, def_line, def_col, def_end_line, def_end_col)``."""
+"""A premise use as stored in ``theorems.uses_json``: ``(tactic_idx, idx, kept, full_name,
+def_path, def_line, def_col, def_end_line, def_end_col)``."""
 
 _THEOREMS = msgspec.json.Decoder(list[TheoremRecord])
 _USES = msgspec.json.Decoder(list[PremiseUse])
