@@ -16,8 +16,9 @@ The directory is built under a temporary name and swapped in at the end: an inte
 export never destroys the previous one.
 
 The output directory must be new, empty, or leantrain's own earlier export: it carries the
-marker file ``.leantrain`` (kind ``"export"``, :mod:`leantrain.core.output_dir`). Anything else (``.``, ``""``, a file, a directory holding other files) is
-refused before anything is read or written.
+marker file ``.leantrain`` (kind ``"export"``, :mod:`leantrain.core.output_dir`). Anything
+else (``.``, ``""``, a file, a directory holding other files) is refused before anything is
+read or written.
 """
 
 from __future__ import annotations
