@@ -454,3 +454,46 @@ def test_a_bare_flag_of_a_field_that_takes_no_boolean_needs_a_value():
             parse_cli(TrainConfig, argv)
     assert parse_cli(TrainConfig, ["--use-lora", "--max_steps", "3"]).use_lora is True
     assert parse_cli(TrainConfig, ["--model_name", "true"]).model_name == "true"  # given: kept
+
+
+def test_only_secret_settings_are_redacted():
+    """``max_new_tokens`` or ``eos_token`` were redacted (the name holds 'token'), so a resume
+    could not see them change: both sides compared '<redacted>'."""
+    from leantrain.core.config import _is_secret
+
+    for name in (
+        "hub_token",
+        "push_to_hub_token",
+        "token",
+        "wandb_api_key",
+        "api_key",
+        "client_secret",
+        "secret_key",
+        "db_password",
+        "HUB_TOKEN",
+    ):
+        assert _is_secret(name), name
+    for name in (
+        "max_new_tokens",
+        "eval_max_new_tokens",
+        "average_tokens_across_devices",
+        "include_num_input_tokens_seen",
+        "eos_token",
+        "pad_token",
+        "tokenizer_name",
+        "max_tokens",
+        "lr",
+    ):
+        assert not _is_secret(name), name
+
+    @dataclass
+    class C:
+        max_new_tokens: int = 64
+        eos_token: str | None = "</s>"
+        hub_token: str | None = "hf_abc"
+
+    assert config_to_dict(C()) == {
+        "max_new_tokens": 64,
+        "eos_token": "</s>",
+        "hub_token": "<redacted>",
+    }

@@ -149,3 +149,14 @@ def test_a_progress_predictor_guides_the_search(nat_basics):
     rows = [prover.prove(t) for t in theorems]
     assert all(r["proved"] for r in rows)
     assert "obtain ⟨a, rfl⟩ := hm\nobtain ⟨b, rfl⟩ := hn" in seen  # prefix: tactics so far
+
+
+def test_a_changed_max_new_tokens_is_refused_too(nat_basics, tmp_path):
+    """max_new_tokens was recorded as '<redacted>' (its name holds 'token'), so a rerun with
+    another generation budget resumed and mixed the two configurations silently."""
+    theorems = load_split(nat_basics, "test")
+    out = tmp_path / "out"
+    _prover(nat_basics, out, Oracle(theorems), max_theorems=1, max_new_tokens=64).evaluate()
+    assert json.loads((out / "prover_config.json").read_text())["max_new_tokens"] == 64
+    with pytest.raises(ConfigError, match=r"changed: max_new_tokens"):
+        _prover(nat_basics, out, Oracle(theorems), max_new_tokens=8)

@@ -204,7 +204,7 @@ def _typed(cls: type, key: str, candidates: Sequence[Any], *, source: str) -> An
             continue
     value = candidates[0]
     tp = _hints(cls)[key]
-    shown = "<redacted>" if _SECRET.search(key) else _short_repr(value)  # no token in a log
+    shown = "<redacted>" if _is_secret(key) else _short_repr(value)  # no token in a log
     raise ConfigError(
         f"{source}: key '{key}' has the wrong type: got {type(value).__name__} {shown}",
         hint=f"give a value of type {_type_name(tp)}",
@@ -704,12 +704,21 @@ def config_to_dict(cfg: Any) -> dict[str, Any]:
 
     def value(name: str) -> Any:
         v = getattr(cfg, name)
-        return "<redacted>" if v and _SECRET.search(name) else safe(v)
+        return "<redacted>" if v and _is_secret(name) else safe(v)
 
     return {
         f.name: value(f.name) for f in dataclasses.fields(cfg) if f.init and hasattr(cfg, f.name)
     }
 
 
-# Config fields never written to a manifest in clear (e.g. TrainingArguments.hub_token).
-_SECRET = re.compile(r"token|secret|password|api_key", re.IGNORECASE)
+# Config fields never written to a manifest (or an error) in clear: a whole word of the name is
+# token / secret / password / api_key (TrainingArguments.hub_token, wandb_api_key). Not a name
+# that only contains the letters (max_new_tokens, average_tokens_across_devices) nor a
+# vocabulary token (eos_token, pad_token): those are settings whose changes a resume compares.
+_SECRET_RE = re.compile(r"(?:^|_)(?:token|secret|password|passwd|api_?key)(?:_|$)", re.IGNORECASE)
+_VOCABULARY_TOKEN = re.compile(r"^(?:eos|bos|pad|unk|sep|cls|mask)_token$", re.IGNORECASE)
+
+
+def _is_secret(name: str) -> bool:
+    """Is the config field ``name`` a secret (see above)?"""
+    return bool(_SECRET_RE.search(name)) and not _VOCABULARY_TOKEN.match(name)
