@@ -149,3 +149,13 @@ def test_a_models_own_manifest_json_is_not_a_run(tmp_path):
     plain.mkdir()
     (plain / "manifest.json").write_text(json.dumps({"config": {"sft": {"system_prompt": "x"}}}))
     assert recorded_system_prompt(plain) == (False, None)
+
+
+def test_an_unreadable_run_manifest_is_an_error_not_the_default_prompt(tmp_path):
+    from leantrain.core.errors import CheckpointError
+
+    run = _run(tmp_path / "run", {"sft": {"system_prompt": "Be brief."}})
+    manifest = json.loads((run / "manifest.json").read_text())
+    (run / "manifest.json").write_text(json.dumps({**manifest, "format_version": 99}))
+    with pytest.raises(CheckpointError, match="format_version 99"):
+        recorded_system_prompt(run / "sft" / "000-x")

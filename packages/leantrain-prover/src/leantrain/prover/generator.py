@@ -33,8 +33,9 @@ def recorded_system_prompt(model_path: str | Path) -> tuple[bool, str | None]:
     ``manifest.json`` of its own). The section read is the trainer's whose checkpoint
     ``model_path`` is (``runs/p/sft/003-x``: ``sft``, even when the run also has ``grpo``), or
     the run's only trainer's. ``(False, None)`` when there is none (a plain model directory or
-    hub id) or the manifest cannot be read."""
-    from leantrain.core.errors import CheckpointError
+    hub id). A run whose manifest cannot be read (corrupted, of a newer leantrain) is the
+    one-line :class:`~leantrain.core.errors.CheckpointError` of ``RunManifest.load``: asking the
+    model with another prompt than its training one would lower its proof rate silently."""
     from leantrain.core.manifest import MANIFEST_NAME, RunManifest
     from leantrain.core.output_dir import output_kind
 
@@ -45,10 +46,7 @@ def recorded_system_prompt(model_path: str | Path) -> tuple[bool, str | None]:
     for directory in [path, *list(path.parents)[:3]]:
         if output_kind(directory) != "run" or not (directory / MANIFEST_NAME).is_file():
             continue
-        try:
-            manifest = RunManifest.load(directory)
-        except CheckpointError:
-            return False, None
+        manifest = RunManifest.load(directory)
         inside = path.relative_to(directory).parts
         if inside:
             sections = [inside[0]]  # the trainer directory the checkpoint is in
