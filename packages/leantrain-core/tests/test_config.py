@@ -497,3 +497,12 @@ def test_only_secret_settings_are_redacted():
         "eos_token": "</s>",
         "hub_token": "<redacted>",
     }
+
+
+@pytest.mark.parametrize("text", ["*", "*.lean", "*Important*: prove it", "*m"])
+def test_a_flag_starting_with_a_star_is_text_not_a_yaml_alias(text):
+    """YAML scans a leading '*' as an alias: a glob or an emphasised prompt was refused as
+    'malformed YAML' instead of being the text typed."""
+    assert parse_cli(TrainConfig, ["--model_name", text]).model_name == text
+    assert parse_cli(TrainConfig, ["--repos", text]).repos == [text]
+    assert parse_cli(TrainConfig, ["--output_dir", text]).output_dir == text

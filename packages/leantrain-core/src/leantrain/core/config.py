@@ -485,7 +485,9 @@ def _flag_readings(raws: list[str]) -> list[Any]:
         try:
             return parse_yaml(raw, where="command line")
         except ConfigError as e:
-            if "alias" in str(e):
+            # an alias bomb or a recursive alias is refused; any other text that is not YAML
+            # (``*.lean``, ``*Important*: …``, which YAML scans as an alias) is the string typed
+            if "alias bomb" in str(e) or "refers to itself" in str(e):
                 raise
             return raw
 
