@@ -506,3 +506,20 @@ def test_a_flag_starting_with_a_star_is_text_not_a_yaml_alias(text):
     assert parse_cli(TrainConfig, ["--model_name", text]).model_name == text
     assert parse_cli(TrainConfig, ["--repos", text]).repos == [text]
     assert parse_cli(TrainConfig, ["--output_dir", text]).output_dir == text
+
+
+def test_an_empty_flag_is_the_empty_string_where_the_field_takes_one():
+    """``--system_prompt ""`` (no system message) was None (an empty YAML document), which the
+    trainers read as 'the default system prompt'."""
+
+    @dataclass
+    class C:
+        system_prompt: str | None = "default"
+        name: str = "x"
+        limit: int | None = 3
+
+    assert parse_cli(C, ["--system_prompt", ""]).system_prompt == ""
+    assert parse_cli(C, ["--system-prompt="]).system_prompt == ""
+    assert parse_cli(C, ["--name", ""]).name == ""
+    assert parse_cli(C, ["--system_prompt", "null"]).system_prompt is None
+    assert parse_cli(C, ["--limit", ""]).limit is None  # a number field: still None

@@ -504,10 +504,14 @@ def _flag_value(cls: type, key: str, raws: list[str]) -> Any:
     """The typed value of flag ``key`` given ``raws``. A field that takes the flag as text gets
     the text typed, not its YAML reading: ``--model_name 1e3`` is ``"1e3"`` (not ``"1000.0"``),
     ``--system_prompt 'Prove it. #lean'`` keeps ``#lean`` (not cut as a YAML comment) and its
-    spaces; a quoted YAML string (``--x "'null'"``) is still read as YAML."""
+    spaces, ``--system_prompt ""`` is ``""`` (not ``None``); a quoted YAML string
+    (``--x "'null'"``) is still read as YAML."""
     value = _typed(cls, key, _flag_readings(raws), source="command line")
     raw = raws[-1]
-    if isinstance(value, str) and value != raw and not raw.lstrip().startswith(("'", '"')):
+    # an empty text is an empty YAML document, None: a string field gets the "" typed
+    # (``--system_prompt ""``: no system message, where None means the default one)
+    as_text = (isinstance(value, str) and value != raw) or (value is None and not raw.strip())
+    if as_text and not raw.lstrip().startswith(("'", '"')):
         try:
             text = _typed(cls, key, [raw], source="command line")
         except ConfigError:
