@@ -44,6 +44,7 @@ def test_version_lists_packages():
     assert "leantrain-core " in out.stdout and "leantrain-llm " in out.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "code", "needle"),
     [
@@ -100,6 +101,7 @@ def test_bad_input_gives_one_clear_line_and_nonzero_exit(tmp_path, args, code, n
     assert not (tmp_path / "rows.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_pipeline_cli_jsonl_mode(tmp_path):
     from it_support import tiny_pipeline_config
 

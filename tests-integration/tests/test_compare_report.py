@@ -56,6 +56,7 @@ def two_runs(tmp_path: Path) -> tuple[Path, Path]:
     return a, b
 
 
+@pytest.mark.slow
 def test_compare_shows_the_stable_run_forgets_less(two_runs: tuple[Path, Path]) -> None:
     rows = {r["metric"]: r for r in compare_runs(*two_runs)}
     assert rows["BWT (R@10)"]["a"] == pytest.approx(-1.0)
@@ -70,6 +71,7 @@ def test_compare_shows_the_stable_run_forgets_less(two_runs: tuple[Path, Path]) 
     assert "BWT (R@10)" in out.stdout
 
 
+@pytest.mark.slow
 def test_compare_refuses_a_directory_that_is_not_a_run(tmp_path: Path) -> None:
     out = subprocess.run(
         [*leantrain_cmd(), "compare", str(tmp_path), str(tmp_path)], capture_output=True, text=True

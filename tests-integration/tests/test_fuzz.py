@@ -1658,6 +1658,7 @@ def _subprocess_sample(n_per_command: int = 2) -> list[Case]:
 SUBPROCESS_CASES = _subprocess_sample()
 
 
+@pytest.mark.slow
 def test_subprocess_tier(tmp_path: Path):
     assert len(SUBPROCESS_CASES) >= 30, len(SUBPROCESS_CASES)
     env = {

@@ -126,6 +126,7 @@ def _closed_stdout(*args: str, cwd: Path | None = None) -> subprocess.CompletedP
     return subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["--help"], ["--version"], ["sft", "--help"]])
 def test_closed_pipe_is_quiet(args: list[str]) -> None:
     res = _closed_stdout(*args)

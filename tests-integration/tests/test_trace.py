@@ -358,6 +358,7 @@ def test_pipeline_traces_url_at_commit_into_its_run_dir(fake_lean_dojo, tmp_path
     assert (traced[0] / "corpus.jsonl").is_file()
 
 
+@pytest.mark.slow
 def test_pipeline_url_at_commit_without_lean_dojo_is_one_line(tmp_path):
     if "lean_dojo" in sys.modules or shutil.which("lean_dojo"):
         pytest.skip("lean-dojo is installed here")

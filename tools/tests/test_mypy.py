@@ -12,6 +12,7 @@ from leantrain_tools.workspace import REPO_ROOT
 CHECKED = ["packages/leantrain-core/src", "packages/leantrain-export/src"]
 
 
+@pytest.mark.slow
 def test_mypy_is_clean():
     if importlib.util.find_spec("mypy") is None:
         pytest.skip("mypy is not installed (it is in the dev group: uv sync)")

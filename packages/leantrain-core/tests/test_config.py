@@ -194,6 +194,7 @@ def test_yaml_alias_bomb_fails_fast(tmp_path):
     assert config_from_yaml(TrainConfig, path).repos == ["tiny", "tiny"]
 
 
+@pytest.mark.slow
 def test_yaml_recursive_alias_and_deep_nesting(tmp_path):
     path = tmp_path / "rec.yaml"
     path.write_text("repos: &a [*a]\n")

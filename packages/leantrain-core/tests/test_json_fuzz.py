@@ -81,6 +81,7 @@ def _typed(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=150,
     deadline=None,

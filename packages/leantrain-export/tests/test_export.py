@@ -85,6 +85,7 @@ def _steps(db, ids, data):
     return [db.export_merged_data(ids[: n + 1], data / f"{n:03d}") for n in range(len(ids))]
 
 
+@pytest.mark.slow
 def test_lifelong_steps_are_stable_and_resumable(tmp_path, synthetic_repos):
     db = Database(tmp_path / "lt.db")
     ids = [i for d in synthetic_repos for i in db.import_path(d)]
@@ -388,6 +389,7 @@ def test_novel_premises_split_holds_its_fractions_in_tactics_with_premises(tmp_p
     assert summary["novel_premise_rate"] == res.novel_premise_rate
 
 
+@pytest.mark.slow
 def test_lifelong_novel_split_is_stable_when_calibrated_on_tactics(tmp_path):
     db = Database(tmp_path / "lt.db")
     ids = []

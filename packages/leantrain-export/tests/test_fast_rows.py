@@ -167,6 +167,7 @@ _POSITIONS = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     st.lists(

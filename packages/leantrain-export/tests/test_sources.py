@@ -183,6 +183,7 @@ def _leantrain(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(script), *args], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["utf16_split", "metadata_url_int", "reversed"])
 def test_cli_import_prints_one_line_and_fails(tmp_path, case):
     _, file, mutate, _ = next(c for c in CASES if c[0] == case)

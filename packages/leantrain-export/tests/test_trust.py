@@ -204,6 +204,7 @@ def _bad_databases(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     return out
 
 
+@pytest.mark.slow
 def test_every_subcommand_refuses_bad_databases_in_one_line_and_touches_nothing(tmp_path, capsys):
     src = _source(tmp_path / "src")
     (tmp_path / "OUT").mkdir()
@@ -316,6 +317,7 @@ def test_a_database_of_a_development_schema_is_refused_with_the_fix(tmp_path, ca
         Database(other)
 
 
+@pytest.mark.slow
 def test_non_utf8_paths(tmp_path):
     """``--db`` and ``--out`` that are not valid UTF-8 work, and errors about them are one line."""
     if sys.platform == "darwin":
@@ -370,6 +372,7 @@ def _counts(path: Path) -> dict[str, int]:
         conn.close()
 
 
+@pytest.mark.slow
 def test_four_concurrent_importers_into_a_new_database(tmp_path):
     from leantrain.core.sample import sample_repo_dirs
 

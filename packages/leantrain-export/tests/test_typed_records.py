@@ -87,6 +87,7 @@ def test_typed_theorems_equal_the_models(raw):
     _check_theorem(raw)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     st.lists(

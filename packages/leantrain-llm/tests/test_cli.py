@@ -19,6 +19,7 @@ def test_register_imports_nothing_heavy():
     assert out[0] == "['sft', 'grpo', 'llm']" and out[1] == "False"
 
 
+@pytest.mark.slow
 def test_cli_sft_then_eval(lean4_example, tmp_path, capsys):
     out = tmp_path / "sft"
     assert (
@@ -76,6 +77,7 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     assert "did you mean '--model'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_run_dict_entry_point(sft_rows, lean4_example, tmp_path):
     result = run(
         {

@@ -72,6 +72,7 @@ def test_tool_errors_are_one_line_results(params, message, tmp_path, monkeypatch
     assert "\n" not in result["message"]
 
 
+@pytest.mark.slow
 def test_tool_trains_lora_evaluates_and_the_adapter_merges(tmp_path, capsys):
     from leantrain.core.cli import main
     from leantrain.llm.model_loading import load_model_and_tokenizer

@@ -287,6 +287,7 @@ def test_without_the_gguf_package_says_how_to_install(tmp_path, monkeypatch, cap
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_the_missing_package_is_reported_before_torch_is_imported(tmp_path):
     fake = tmp_path / "model.gguf"
     fake.write_bytes(b"")

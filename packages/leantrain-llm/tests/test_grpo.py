@@ -38,6 +38,7 @@ def _grpo(tmp_path, **kw):
     return GRPOTrainer(**args)
 
 
+@pytest.mark.slow
 def test_grpo_raises_the_mean_reward(rl_rows, tmp_path):
     result = _grpo(tmp_path).train(rl_rows)
     log = tmp_path / "grpo" / "grpo" / "logs" / "000-dataset.jsonl"
@@ -46,6 +47,7 @@ def test_grpo_raises_the_mean_reward(rl_rows, tmp_path):
     assert sum(rewards[-4:]) / 4 > sum(rewards[:4]) / 4 + 0.1
 
 
+@pytest.mark.slow
 def test_custom_advantage_function_is_used(rl_rows, tmp_path):
     calls = []
 

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 import torch
 from leantrain.core.sample import sample_repo_dirs
 from leantrain.llm import GRPOTrainer, SFTTrainer
@@ -42,6 +43,7 @@ class DynamicDatabaseLike:
                 (Path(path) / strategy / f"{split}.json").write_text(json.dumps(rows))
 
 
+@pytest.mark.slow
 def test_the_issue_snippet_scores_tactic_strings(tmp_path):
     seen: list[type] = []
 

@@ -87,6 +87,7 @@ def _losses(out_dir):
     return [json.loads(x)["loss"] for x in log.read_text().splitlines() if '"loss"' in x]
 
 
+@pytest.mark.slow
 def test_sft_trains_with_the_compact_head_and_the_same_losses(sft_rows, tmp_path, monkeypatch):
     """Fixed batches: leantrain's SFT projects only tactic positions, with the step losses of
     the full projection (1e-6) and of plain TRL's first step (1e-4)."""

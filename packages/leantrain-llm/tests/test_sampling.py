@@ -58,6 +58,7 @@ def _prefix_is_fair(orders, batches):
     return abs(z) < 4 and _ks(prefix.ravel(), LENGTHS) < 0.05
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batches", [3, 10, 30])
 def test_every_prefix_is_a_fair_sample_of_the_lengths(orders, batches):
     for window in (4, 8, 16):
@@ -185,6 +186,7 @@ def test_sft_trainer_uses_the_sampler_for_group_by_length(varied_rows, tmp_path)
     assert isinstance(random.get_train_dataloader().batch_sampler.sampler, RandomSampler)
 
 
+@pytest.mark.slow
 def test_resumed_run_trains_on_the_batches_of_the_uninterrupted_one(varied_rows, tmp_path):
     def run():
         trainer = _hf_trainer(tmp_path, varied_rows, max_steps=12, save_steps=10, logging_steps=100)

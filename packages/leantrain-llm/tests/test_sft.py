@@ -44,6 +44,7 @@ def test_only_tactic_tokens_carry_loss(sft_rows, taught, tmp_path):
         assert "⊢" not in kept and "system" not in kept
 
 
+@pytest.mark.slow
 def test_sft_memorises_taught_tactics_and_reloads_identically(sft_rows, taught, tmp_path, capsys):
     t = _trainer(tmp_path)
     result = t.train(sft_rows)
@@ -100,6 +101,7 @@ def _killer(at_step, work=None, on="step_end"):
     return type("Killer", (TrainerCallback,), {f"on_{on}": lambda self, *a, **k: kill(*a, **k)})()
 
 
+@pytest.mark.slow
 def test_resume_after_kill_continues_at_the_saved_step(sft_rows, tmp_path):
     kw = {"max_steps": 8, "save_steps": 2, "logging_steps": 1}
     with pytest.raises(_Kill):
@@ -119,6 +121,7 @@ def test_resume_after_kill_continues_at_the_saved_step(sft_rows, tmp_path):
     assert not work.exists()  # the step's resumable state goes once its model is saved
 
 
+@pytest.mark.slow
 def test_lifelong_over_repos_resumes_at_the_interrupted_repo(database, tmp_path):
     kw = {"max_steps": 4, "save_steps": 2, "logging_steps": 1, "batch_size": 4}
     kw.update(eval_split="test", eval_k=1, max_eval_samples=2)
@@ -152,6 +155,7 @@ def test_lifelong_over_repos_resumes_at_the_interrupted_repo(database, tmp_path)
     )
 
 
+@pytest.mark.slow
 def test_lora_saves_only_the_adapter_and_chains_into_grpo(sft_rows, tmp_path):
     from leantrain.llm import GRPOTrainer
     from safetensors.torch import load_file
@@ -223,6 +227,7 @@ def test_corrupted_weights_are_a_checkpoint_error(sft_rows, tmp_path):
         SFTTrainer.from_pretrained(tmp_path)
 
 
+@pytest.mark.slow
 def test_real_export_dir_trains_and_evaluates(lean4_example, tmp_path):
     t = _trainer(tmp_path, max_steps=4, eval_split="val", max_eval_samples=4, eval_k=2)
     result = t.train(lean4_example)
@@ -231,6 +236,7 @@ def test_real_export_dir_trains_and_evaluates(lean4_example, tmp_path):
     assert metrics["num_examples"] > 0 and metrics["eval_loss"] > 0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CPU precision settings")
 @pytest.mark.parametrize(
     ("mode", "expected"), [("off", "fp32"), ("on", "bf16-autocast"), ("auto", "fp32")]

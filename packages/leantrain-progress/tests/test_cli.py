@@ -119,6 +119,7 @@ def test_register_module_imports_nothing_heavy() -> None:
     assert out.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_cli_evaluate_matches_python(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], trained: dict[str, Any]
 ) -> None:

@@ -92,6 +92,7 @@ def _export(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_an_export_is_evaluated_on_its_val_split(tmp_path: Path) -> None:
     data = _export(tmp_path / "export")
     opts = tiny_options(epochs=1, max_length=48, report_to="none")

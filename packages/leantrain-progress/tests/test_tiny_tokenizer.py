@@ -7,11 +7,13 @@ import os
 import subprocess
 import sys
 
+import pytest
 from leantrain.progress.tiny_model import SPECIAL_TOKENS, build_tiny_tokenizer
 
 TEXTS = ["⊢ x + y = y + x", "h : a ≤ b\n⊢ a < b + 1", "intro h; simp [Nat.add_comm] at h", "rfl"]
 
 
+@pytest.mark.slow
 def test_the_same_texts_give_the_same_vocabulary_in_every_process():
     code = (
         "import json; from leantrain.progress.tiny_model import build_tiny_tokenizer; "

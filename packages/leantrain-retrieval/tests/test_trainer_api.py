@@ -26,6 +26,7 @@ def test_evaluate_without_any_data_says_what_to_pass(make_config):
         RetrievalTrainer(make_config()).evaluate()
 
 
+@pytest.mark.slow
 def test_training_through_the_api_prints_no_engine_chatter(tmp_path, synthetic_export):
     """Lightning's litlogger tip and torch's LeafSpec deprecation (raised inside Lightning) used
     to be printed by every ``RetrievalTrainer.train()`` outside the CLI (a fresh process: the
