@@ -157,15 +157,6 @@ class LLMTrainer:
             if not isinstance(model, PeftModel):
                 check_target_modules(model, self.lora)
                 model = get_peft_model(model, self.lora)
-        trainable, total = parameter_counts(model)
-        log.info(
-            "%s: %s trainable parameters of %s (%.2f%%)%s",
-            self.name,
-            f"{trainable:,}",
-            f"{total:,}",
-            100 * trainable / max(total, 1),
-            " (LoRA)" if self.lora is not None else "",
-        )
         self._model, self._tokenizer = model, tokenizer
         self._trained = None
 
@@ -270,7 +261,16 @@ class LLMTrainer:
         self._trained = (step.work_dir.parent.parent, step_name(step.index, step.repo))
         history = trainer.state.log_history
         losses = [e["loss"] for e in history if "loss" in e]
+        # logged once trained, so that an error before or during training stays one line
         trainable, total = parameter_counts(self._model)
+        log.info(
+            "%s: trained %s of %s parameters (%.2f%%)%s",
+            label,
+            f"{trainable:,}",
+            f"{total:,}",
+            100 * trainable / max(total, 1),
+            " (LoRA)" if self.lora is not None else "",
+        )
         return {
             # after a resume HF averages only the steps of this call: use the logged losses
             "train_loss": output.training_loss if resume is None else _logged_mean(history, "loss"),
