@@ -3,6 +3,7 @@ import importlib.util
 import pytest
 import torch
 from leantrain.core.errors import CheckpointError, MissingDependencyError
+from leantrain.core.output_dir import output_kind
 from leantrain.core.schemas import CorpusFile
 from leantrain.retrieval import Corpus, PremiseIndex, PremiseRetriever, evaluate_retriever
 
@@ -22,7 +23,9 @@ def corpus(synthetic_export):
 
 def test_index_save_load_gives_identical_rankings(tmp_path, model, corpus):
     index = model.index_corpus(corpus, cache_dir=tmp_path / "idx")
-    assert {p.name for p in (tmp_path / "idx").iterdir()} == {"index.safetensors", "index.json"}
+    names = {p.name for p in (tmp_path / "idx").iterdir()}
+    assert names == {"index.safetensors", "index.json", ".leantrain"}
+    assert output_kind(tmp_path / "idx") == "index"  # 'retrieval index --output' may replace it
     queries = model.encode_texts(["x : Nat\n⊢ foo x = bar x", "⊢ a = b", "n : Nat ⊢ n + 0 = n"])
     paths = ["Syn/Main.lean", "Syn/File1.lean", "Syn/Main.lean"]
     loaded = PremiseIndex.load(tmp_path / "idx", corpus, model)

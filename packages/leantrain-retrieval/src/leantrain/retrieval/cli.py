@@ -194,13 +194,13 @@ def _index(argv: list[str]) -> int:
     a = p.parse_args(argv)
     from leantrain.core.output_dir import check_output_dir, claim_output_dir
 
-    check_output_dir(a.output, kind="index", flag="--output", legacy=("index.json",))
+    check_output_dir(a.output, kind="index", flag="--output")
     _quiet()
     from leantrain.retrieval.corpus import Corpus
 
     model = _load_model(a.model, a.batch_size, a.allow_code)
     corpus = Corpus.from_export(a.data)
-    output = claim_output_dir(a.output, kind="index", flag="--output", legacy=("index.json",))
+    output = claim_output_dir(a.output, kind="index", flag="--output")
     index = model.index_corpus(corpus, cache_dir=output, batch_size=a.batch_size)
     print(f"indexed {len(index.corpus)} premises into {a.output}")
     return 0
@@ -219,9 +219,7 @@ def _retrieve(argv: list[str]) -> int:
     a = p.parse_args(argv)
     from leantrain.core.output_dir import output_kind
 
-    if a.index is not None and not (
-        output_kind(a.index) == "index" or (Path(a.index) / "index.json").is_file()
-    ):
+    if a.index is not None and output_kind(a.index) != "index":
         raise ConfigError(
             f"--index {a.index}: not a premise index",
             hint="build one with 'leantrain retrieval index --output DIR', or leave --index out",

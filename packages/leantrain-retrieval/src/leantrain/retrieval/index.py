@@ -101,11 +101,14 @@ class PremiseIndex:
         return index
 
     def save(self, directory: str | Path) -> Path:
-        """Write ``index.safetensors`` (embeddings) and ``index.json`` atomically."""
+        """Write ``index.safetensors`` (embeddings), ``index.json`` and the ``.leantrain``
+        marker of an index (what ``leantrain retrieval index`` / ``retrieve --index`` accept)."""
         from leantrain.core.atomic import atomic_write_bytes, atomic_write_json
+        from leantrain.core.output_dir import write_marker
         from safetensors.torch import save
 
         directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(directory / INDEX_TENSORS, save({"embeddings": self.embeddings}))
         atomic_write_json(
             directory / INDEX_JSON,
@@ -119,6 +122,7 @@ class PremiseIndex:
             },
             indent=None,
         )
+        write_marker(directory, "index")
         return directory
 
     @classmethod
