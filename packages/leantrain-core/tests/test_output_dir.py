@@ -47,20 +47,15 @@ def test_own_output_is_reused_or_overwritten_but_not_another_kind(tmp_path: Path
     assert output_kind(claim_output_dir(empty, kind="run")) == "run"
 
 
-def test_only_the_marker_or_a_named_legacy_file_makes_a_directory_leantrain_s(
-    tmp_path: Path,
-) -> None:
+def test_only_the_marker_makes_a_directory_leantrain_s(tmp_path: Path) -> None:
     """Files leantrain writes (index.json, metadata.json …) without the ``.leantrain`` marker
-    do not make a directory its own, unless the caller names one in ``legacy`` (retrieval's
-    index: ``PremiseIndex.save`` writes no marker)."""
+    do not make a directory its own."""
     index = tmp_path / "index"
     index.mkdir()
     (index / "index.json").write_text("{}")
     with pytest.raises(ConfigError, match="did not write"):
         claim_output_dir(index, kind="index", overwrite=True)
     assert sorted(p.name for p in index.iterdir()) == ["index.json"]
-    claim_output_dir(index, kind="index", legacy=("index.json",))
-    assert output_kind(index) == "index"
 
 
 def _ours(path: Path) -> bool:

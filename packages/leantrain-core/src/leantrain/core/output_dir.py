@@ -48,16 +48,11 @@ def check_output_dir(
     *,
     kind: str,
     flag: str = "--output-dir",
-    legacy: tuple[str, ...] = (),
 ) -> Path:
     """Raise :class:`ConfigError` unless leantrain may write its ``kind`` of output at ``path``.
 
     Allowed: a path that does not exist yet, an empty directory, or a directory marked as this
     ``kind`` of leantrain output (its ``.leantrain`` marker). Returns the path.
-
-    ``legacy`` names files that also identify one. Its only user is retrieval's ``index``
-    command (``index.json``): ``PremiseIndex.save`` — ``retrieval evaluate --index DIR``, the
-    Python API — writes an index without the marker today. It goes once that writes one.
     """
     if path is None or not str(path).strip():
         raise ConfigError(f"{flag} is empty", hint=f"give a new directory, e.g. {flag} runs/new")
@@ -87,8 +82,6 @@ def check_output_dir(
         )
     if resolved.is_dir() and any(resolved.iterdir()):
         found = output_kind(resolved)
-        if found is None and any((resolved / name).exists() for name in legacy):
-            found = kind
         if found != kind:
             what = "files leantrain did not write" if found is None else f"a leantrain {found}"
             raise ConfigError(
@@ -104,11 +97,10 @@ def claim_output_dir(
     kind: str,
     flag: str = "--output-dir",
     overwrite: bool = False,
-    legacy: tuple[str, ...] = (),
 ) -> Path:
     """:func:`check_output_dir`, then create and mark the directory. With ``overwrite``, an
     earlier output of the same kind is emptied first (never anything else). Returns the path."""
-    path = check_output_dir(path, kind=kind, flag=flag, legacy=legacy)
+    path = check_output_dir(path, kind=kind, flag=flag)
     if overwrite and path.is_dir():
         for child in path.iterdir():
             if child.is_dir() and not child.is_symlink():
