@@ -80,7 +80,8 @@ def config_fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
 
 
 def _suggest(name: str, valid: Sequence[str]) -> str:
-    close = difflib.get_close_matches(name, valid, n=1, cutoff=0.6)
+    target = ALIASES.get(name)
+    close = [target] if target in valid else difflib.get_close_matches(name, valid, n=1)
     return (
         f"did you mean '{close[0]}'?"
         if close
@@ -88,14 +89,25 @@ def _suggest(name: str, valid: Sequence[str]) -> str:
     )
 
 
-def check_keys(cls: type, keys: Sequence[str], *, source: str) -> None:
-    """Raise :class:`ConfigError` for the first key that is not a field of ``cls``."""
-    valid = list(config_fields(cls))
-    for key in keys:
-        if key not in valid:
-            raise ConfigError(
-                f"{source}: unknown key '{key}' for {cls.__name__}", hint=_suggest(key, valid)
-            )
+def unknown_key(cls: type, key: str, value: Any, *, source: str) -> ConfigError:
+    """The one-line error for ``key``, which is not a field of ``cls``: the class's own
+    ``moved_key(key, value)`` error where it names one (a setting that lives elsewhere now:
+    retrieval's ``num_gpus`` is ``trainer={'devices': N}``), else the closest valid key. The
+    same line from a keyword argument, a dict, YAML and ``--config``."""
+    moved = getattr(cls, "moved_key", None)
+    error = moved(key, value) if moved is not None else None
+    return error or ConfigError(
+        f"{source}: unknown key '{key}' for {cls.__name__}",
+        hint=_suggest(key, list(config_fields(cls))),
+    )
+
+
+def check_keys(cls: type, data: Mapping[str, Any], *, source: str) -> None:
+    """Raise :func:`unknown_key`'s error for the first key of ``data`` that is not a field."""
+    fields = config_fields(cls)
+    for key, value in data.items():
+        if key not in fields:
+            raise unknown_key(cls, key, value, source=source)
 
 
 def check_choices(cls: type, values: Mapping[str, Any], *, source: str = "config") -> None:
@@ -222,7 +234,7 @@ def config_from_dict(cls: type[C], data: Mapping[str, Any] | None, *, source: st
     """Build ``cls`` from a plain dict: aliases resolved, unknown keys and wrongly typed values
     are errors naming ``source``, values converted to their fields' types."""
     data = resolve_aliases(cls, dict(data or {}), source=source)
-    check_keys(cls, list(data), source=source)
+    check_keys(cls, data, source=source)
     return _build(cls, typed_values(cls, data, source=source), source=source)
 
 
@@ -432,10 +444,10 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
 def config_from_yaml(cls: type[C], path: str | Path, **overrides: Any) -> C:
     """Build ``cls`` from a YAML file, with keyword overrides applied on top (not converted)."""
     data = resolve_aliases(cls, load_yaml(path), source=str(path))
-    check_keys(cls, list(data), source=str(path))
+    check_keys(cls, data, source=str(path))
     values = typed_values(cls, data, source=str(path))
     values.update(resolve_aliases(cls, overrides, source="keyword arguments"))
-    check_keys(cls, list(values), source="keyword arguments")
+    check_keys(cls, values, source="keyword arguments")
     return _build(cls, values, source=str(path))
 
 
@@ -594,7 +606,7 @@ def _cli_values(
         yaml_data = resolve_aliases(cls, load_yaml(config_path), source=config_path)
         if known_only:
             yaml_data = {k: v for k, v in yaml_data.items() if k in config_fields(cls)}
-        check_keys(cls, list(yaml_data), source=config_path)
+        check_keys(cls, yaml_data, source=config_path)
         data.update(typed_values(cls, yaml_data, source=config_path))
     data.update(_flag_data(cls, flags, aliases, known_only=known_only, bare=bare))
     return data
