@@ -1,7 +1,7 @@
 import dataclasses
 
 import pytest
-from leantrain.core.config import config_fields, config_from_dict, config_from_yaml
+from leantrain.core.config import config_fields, config_from_dict, config_from_yaml, parse_cli
 from leantrain.core.errors import ConfigError
 from leantrain.retrieval import RetrievalConfig
 
@@ -79,17 +79,28 @@ def test_lightning_flags_fill_the_trainer_section():
         _split_trainer_flags(["--max-step", "1"])
 
 
-def test_num_gpus_names_the_devices_setting_in_every_spelling():
+def test_num_gpus_names_the_devices_setting_in_every_spelling(tmp_path):
     """LeanDojo-v2's ``num_gpus`` is Lightning's ``devices``, in the trainer section
     (PORTING.md): each spelling says so in one line instead of a TypeError."""
     from leantrain.retrieval import RetrievalTrainer
     from leantrain.retrieval.cli import _split_trainer_flags
 
-    for build in (lambda: RetrievalConfig(num_gpus=4), lambda: RetrievalTrainer(num_gpus=4)):
+    yaml_file = tmp_path / "r.yaml"
+    yaml_file.write_text("num_gpus: 4\n")
+    lines = set()
+    for build in (
+        lambda: RetrievalConfig(num_gpus=4),
+        lambda: RetrievalTrainer(num_gpus=4),
+        lambda: config_from_dict(RetrievalConfig, {"num_gpus": 4}),
+        lambda: config_from_yaml(RetrievalConfig, yaml_file),
+        lambda: parse_cli(RetrievalConfig, ["--config", str(yaml_file)]),
+    ):
         with pytest.raises(ConfigError) as e:
             build()
-        assert "'num_gpus' is Lightning's Trainer argument 'devices'" in e.value.one_line()
-        assert "trainer={'devices': 4}" in e.value.one_line()
+        lines.add(e.value.one_line())
+    assert len(lines) == 1, lines  # the same line from a keyword, a dict, YAML and --config
+    assert "'num_gpus' is Lightning's Trainer argument 'devices'" in lines.pop()
+    assert "trainer={'devices': 4}" in e.value.one_line()
     with pytest.raises(ConfigError, match="use --devices"):
         _split_trainer_flags(["--num-gpus", "4"])
     with pytest.raises(ConfigError, match="did you mean 'devices'"):

@@ -17,13 +17,12 @@ its ``field``. Defaults follow ReProver (lr 1e-4 with warm-up, batch 8, 3 negati
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from leantrain.core.config import ALIASES, check_choices, check_numbers, config_fields
+from leantrain.core.config import check_choices, check_numbers, config_fields, unknown_key
 from leantrain.core.errors import ConfigError
 from leantrain.retrieval.context import CONTEXT_FORMATS
 
@@ -35,9 +34,10 @@ def _help(text: str, **more: Any) -> dict[str, Any]:
 
 
 def _keyword_errors(cls: type[A]) -> type[A]:
-    """Make an unknown keyword of ``cls(...)`` (or ``dataclasses.replace``) a one-line
-    :class:`ConfigError` naming the right key, as a dict or YAML key would be, instead of
-    Python's ``TypeError``. ``inspect.signature`` still shows the dataclass's own fields."""
+    """Make an unknown keyword of ``cls(...)`` (or ``dataclasses.replace``) the one-line
+    :class:`ConfigError` that the same key gets from a dict or YAML (core's
+    :func:`~leantrain.core.config.unknown_key`, with :func:`_moved_key` as the class's hook),
+    instead of Python's ``TypeError``. ``inspect.signature`` still shows the fields."""
     init = cls.__init__
 
     @functools.wraps(init)
@@ -45,31 +45,28 @@ def _keyword_errors(cls: type[A]) -> type[A]:
         valid = config_fields(type(self))
         for key in kwargs:
             if key not in valid:
-                raise _unknown_key(type(self).__name__, key, kwargs[key], list(valid))
+                raise unknown_key(type(self), key, kwargs[key], source="keyword arguments")
         init(self, *args, **kwargs)
 
     cls.__init__ = __init__  # type: ignore[method-assign]
+    cls.moved_key = classmethod(_moved_key)  # type: ignore[attr-defined]
     return cls
 
 
-def _unknown_key(owner: str, key: str, value: Any, valid: list[str]) -> ConfigError:
-    """The one-line error for ``key``, which is not a setting of ``owner``."""
+def _moved_key(cls: type, key: str, value: Any) -> ConfigError | None:
+    """A ``lightning.Trainer`` argument given beside the retrieval settings (``max_epochs``, or
+    LeanDojo-v2's ``num_gpus`` for ``devices``): one line saying it goes in ``trainer``."""
     from leantrain.retrieval.trainer_args import LEANDOJO_V2_NAMES, trainer_parameters
 
     renamed = LEANDOJO_V2_NAMES.get(key)
-    if renamed is not None or (key in trainer_parameters() and "trainer" in valid):
-        name = renamed or key
-        return ConfigError(
-            f"{owner}: '{key}' is Lightning's Trainer argument '{name}'"
-            + (" (LeanDojo-v2's name)" if renamed else ""),
-            hint=f"give trainer={{'{name}': {value!r}}} (YAML: trainer: {{{name}: …}}; "
-            f"flag: --{name.replace('_', '-')})",
-        )
-    target = ALIASES.get(key)
-    close = [target] if target in valid else difflib.get_close_matches(key, valid, n=1)
+    if renamed is None and ("trainer" not in config_fields(cls) or key not in trainer_parameters()):
+        return None
+    name = renamed or key
     return ConfigError(
-        f"{owner}: unknown key '{key}'",
-        hint=f"did you mean '{close[0]}'?" if close else f"see {owner}'s fields",
+        f"{cls.__name__}: '{key}' is Lightning's Trainer argument '{name}'"
+        + (" (LeanDojo-v2's name)" if renamed else ""),
+        hint=f"give trainer={{'{name}': {value!r}}} (YAML: trainer: {{{name}: …}}; "
+        f"flag: --{name.replace('_', '-')})",
     )
 
 
