@@ -14,7 +14,13 @@ from importlib.metadata import version as _version
 from leantrain.core.json_reader import iter_json_array  # the one strict reader, re-exported
 from leantrain.tactics.dataset_config import TacticDatasetConfig
 from leantrain.tactics.examples import FilterStats, TacticExample
-from leantrain.tactics.prompts import DEFAULT_SYSTEM_PROMPT, build_messages, format_user_prompt
+from leantrain.tactics.premises import PremiseQuery, PremiseSource, RetrievedPremises
+from leantrain.tactics.prompts import (
+    DEFAULT_MAX_PREMISE_CHARS,
+    DEFAULT_SYSTEM_PROMPT,
+    build_messages,
+    format_user_prompt,
+)
 from leantrain.tactics.rl_dataset import RLDataset, create_rl_dataset
 from leantrain.tactics.sft_dataset import SFTDataset, create_sft_dataset
 from leantrain.tactics.tactic_dataset import TacticDataset
@@ -26,9 +32,13 @@ except PackageNotFoundError:  # running from a source tree
     __version__ = "0+unknown"
 
 __all__ = [
+    "DEFAULT_MAX_PREMISE_CHARS",
     "DEFAULT_SYSTEM_PROMPT",
     "FilterStats",
+    "PremiseQuery",
+    "PremiseSource",
     "RLDataset",
+    "RetrievedPremises",
     "SFTDataset",
     "TacticDataset",
     "TacticDatasetConfig",

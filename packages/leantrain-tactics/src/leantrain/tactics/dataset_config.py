@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from leantrain.core.errors import ConfigError
-from leantrain.tactics.prompts import DEFAULT_SYSTEM_PROMPT
+from leantrain.tactics.prompts import DEFAULT_MAX_PREMISE_CHARS, DEFAULT_SYSTEM_PROMPT
 
 
 @dataclass
@@ -45,6 +45,25 @@ class TacticDatasetConfig:
         default=None,
         metadata={"help": "Skip examples whose proof state is longer than this many characters."},
     )
+    retriever: str | None = field(
+        default=None,
+        metadata={
+            "help": "Premise retriever (a leantrain retrieval run or a saved retriever dir): the "
+            "num_premises best premises accessible from each state lead its prompt, as the "
+            "prover will ask (needs leantrain-tactics[retrieval]); None: prompts without premises."
+        },
+    )
+    num_premises: int = field(
+        default=10,
+        metadata={"help": "Retrieved premises per prompt (with a retriever), best first."},
+    )
+    max_premise_chars: int = field(
+        default=DEFAULT_MAX_PREMISE_CHARS,
+        metadata={
+            "help": "Character budget of the premises in one prompt: a premise that does not "
+            "fit is skipped, the next one tried."
+        },
+    )
     chunk_chars: int = field(
         default=1 << 20,
         metadata={"help": "Characters read at a time when streaming a JSON array file."},
@@ -59,6 +78,12 @@ class TacticDatasetConfig:
             raise ConfigError(
                 f"max_state_chars must be positive or None, got {self.max_state_chars}"
             )
+        if self.num_premises < 1:
+            raise ConfigError(f"num_premises must be at least 1, got {self.num_premises}")
+        if self.max_premise_chars < 1:
+            raise ConfigError(f"max_premise_chars must be at least 1, got {self.max_premise_chars}")
+        if self.retriever is not None and not self.retriever.strip():
+            self.retriever = None  # an empty --retriever "": no retriever
         if self.chunk_chars < 16:
             raise ConfigError(f"chunk_chars must be at least 16, got {self.chunk_chars}")
         if not self.split_strategy or "/" in self.split_strategy:

@@ -27,6 +27,9 @@ class TacticExample:
     """The theorem's earlier tactics, verbatim, in proof order (to replay the proof in Lean)."""
     premises: tuple[str, ...]
     """Full names of the premises annotated in this tactic."""
+    prompt_premises: tuple[str, ...] = ()
+    """Retrieved premises (serialised, best first) that lead the prompt; empty without a
+    retriever (see :mod:`leantrain.tactics.premises`)."""
 
 
 @dataclass

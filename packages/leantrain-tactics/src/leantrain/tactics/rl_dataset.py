@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from leantrain.tactics.dataset_config import TacticDatasetConfig
 from leantrain.tactics.examples import TacticExample
-from leantrain.tactics.prompts import build_messages
+from leantrain.tactics.premises import PremiseSource
 from leantrain.tactics.tactic_dataset import TacticDataset, message_feature
 from leantrain.tactics.theorem_source import TheoremSource
 
@@ -26,7 +26,7 @@ class RLDataset(TacticDataset):
     def make_row(self, example: TacticExample) -> dict[str, Any]:
         theorem = example.theorem
         return {
-            "prompt": build_messages(example.state, self.config.system_prompt),
+            "prompt": self.messages(example),
             "problem": example.state,
             "reference": example.tactic,
             "url": theorem.url,
@@ -66,7 +66,11 @@ def create_rl_dataset(
     *,
     config: TacticDatasetConfig | None = None,
     streaming: bool = False,
+    premise_source: PremiseSource | None = None,
 ) -> RLDataset:
     """GRPO dataset from an export dir, a split file or a list of theorems (see
-    :func:`~leantrain.tactics.sft_dataset.create_sft_dataset` for ``path`` and errors)."""
-    return RLDataset(path, split, max_samples, config=config, streaming=streaming)
+    :func:`~leantrain.tactics.sft_dataset.create_sft_dataset` for ``path``, premises and
+    errors)."""
+    return RLDataset(
+        path, split, max_samples, config=config, streaming=streaming, premise_source=premise_source
+    )

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from leantrain.tactics.dataset_config import TacticDatasetConfig
 from leantrain.tactics.examples import TacticExample
-from leantrain.tactics.prompts import build_messages
+from leantrain.tactics.premises import PremiseSource
 from leantrain.tactics.tactic_dataset import TacticDataset, message_feature
 from leantrain.tactics.theorem_source import TheoremSource
 
@@ -23,7 +23,7 @@ class SFTDataset(TacticDataset):
 
     def make_row(self, example: TacticExample) -> dict[str, Any]:
         return {
-            "prompt": build_messages(example.state, self.config.system_prompt),
+            "prompt": self.messages(example),
             "completion": [{"role": "assistant", "content": example.tactic}],
         }
 
@@ -41,11 +41,16 @@ def create_sft_dataset(
     *,
     config: TacticDatasetConfig | None = None,
     streaming: bool = False,
+    premise_source: PremiseSource | None = None,
 ) -> SFTDataset:
     """SFT dataset from an export dir (``<dir>/<split_strategy>/<split>.json``), a split file
     (``.json`` array or ``.jsonl``) or a list of theorems.
 
-    ``max_samples`` overrides ``config.max_samples``. Bad records raise ``DataError`` naming the
+    ``max_samples`` overrides ``config.max_samples``. With ``config.retriever`` each prompt is led
+    by the retrieved premises of its state (``premise_source`` replaces the retriever: any object
+    with ``premises(queries)``, see :mod:`leantrain.tactics.premises`). Bad records raise ``DataError`` naming the
     file; a dataset left empty by the filters raises ``DataError`` saying what removed what.
     """
-    return SFTDataset(path, split, max_samples, config=config, streaming=streaming)
+    return SFTDataset(
+        path, split, max_samples, config=config, streaming=streaming, premise_source=premise_source
+    )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from leantrain.tactics.dataset_config import TacticDatasetConfig
@@ -12,6 +14,8 @@ from leantrain.tactics.examples import (
     empty_dataset_error,
     iter_examples,
 )
+from leantrain.tactics.premises import PremiseQuery, PremiseSource, RetrievedPremises
+from leantrain.tactics.prompts import build_messages
 from leantrain.tactics.theorem_source import TheoremSource, describe_source, iter_theorems
 
 if TYPE_CHECKING:
@@ -24,7 +28,13 @@ class TacticDataset:
     Eager by default: the source file is streamed once and the rows are kept. With
     ``streaming=True`` nothing is read until iteration, and every iteration re-reads the source
     (for splits larger than memory); :meth:`to_hf` then returns a ``datasets.IterableDataset``.
+
+    With ``config.retriever`` (or a ``premise_source`` object, which replaces it) each prompt is
+    led by the retrieved premises of its state (:mod:`leantrain.tactics.premises`), retrieved in
+    batches of :attr:`RETRIEVAL_BATCH` examples.
     """
+
+    RETRIEVAL_BATCH: ClassVar[int] = 64
 
     kind: ClassVar[str] = "tactic"
 
@@ -36,8 +46,10 @@ class TacticDataset:
         *,
         config: TacticDatasetConfig | None = None,
         streaming: bool = False,
+        premise_source: PremiseSource | None = None,
     ) -> None:
         self.config = config or TacticDatasetConfig()
+        self.premise_source = premise_source
         self.source = source
         self.split = split
         self.max_samples = max_samples if max_samples is not None else self.config.max_samples
@@ -56,7 +68,53 @@ class TacticDataset:
     def features(cls) -> datasets.Features:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def messages(self, example: TacticExample) -> list[dict[str, str]]:
+        """The prompt of ``example``: system message, then its premises (if any) and state."""
+        return build_messages(
+            example.state,
+            self.config.system_prompt,
+            example.prompt_premises,
+            max_premise_chars=self.config.max_premise_chars,
+        )
+
     # -- reading ----------------------------------------------------------------------------
+    def _premise_source(self) -> PremiseSource | None:
+        if self.premise_source is None and self.config.retriever is not None:
+            if not isinstance(self.source, (str, Path)):
+                from leantrain.core.errors import ConfigError
+
+                raise ConfigError(
+                    "a retriever needs the corpus of an export: give the data as an export dir",
+                    hint="or pass premise_source= (a RetrievedPremises) with a list of theorems",
+                )
+            self.premise_source = RetrievedPremises.load(
+                self.config.retriever, str(self.source), self.config.num_premises
+            )
+        return self.premise_source
+
+    def _with_premises(self, examples: Iterator[TacticExample]) -> Iterator[TacticExample]:
+        """``examples`` with their retrieved premises, retrieved a batch at a time (the
+        retriever loads at the first example, so a split the filters empty loads nothing)."""
+        if self.premise_source is None and self.config.retriever is None:
+            yield from examples
+            return
+        batch: list[TacticExample] = []
+
+        def flush() -> list[TacticExample]:
+            source = self._premise_source()
+            assert source is not None
+            queries = [PremiseQuery(e.state, e.theorem.file_path, e.theorem.start) for e in batch]
+            found = source.premises(queries)
+            return [dataclasses.replace(e, prompt_premises=tuple(p)) for e, p in zip(batch, found)]
+
+        for example in examples:
+            batch.append(example)
+            if len(batch) >= self.RETRIEVAL_BATCH:
+                yield from flush()
+                batch = []
+        if batch:
+            yield from flush()
+
     def _generate(self) -> Iterator[dict[str, Any]]:
         stats = FilterStats()
         self.stats = stats
@@ -66,7 +124,8 @@ class TacticDataset:
             split_strategy=self.config.split_strategy,
             chunk_chars=self.config.chunk_chars,
         )
-        for example in iter_examples(theorems, self.config, stats, self.max_samples):
+        examples = iter_examples(theorems, self.config, stats, self.max_samples)
+        for example in self._with_premises(examples):
             yield self.make_row(example)
         if stats.kept == 0:
             raise empty_dataset_error(self.where, stats)
