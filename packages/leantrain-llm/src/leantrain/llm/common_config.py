@@ -19,6 +19,8 @@ NUMBER_RULES: dict[str, str] = {
     "eval_max_new_tokens": ">=1",
     "max_eval_samples": ">=1",
     "max_train_samples": ">=1",
+    "num_premises": ">=1",
+    "max_premise_chars": ">=1",
     # SFT / GRPO lengths and sampling
     "max_length": ">=1",
     "max_prompt_length": ">=1",
@@ -95,6 +97,21 @@ class DataArguments:
         metadata={
             "help": "Keep only the first line of multi-line tactics (LeanDojo-v2's behaviour; default: whole tactics)."
         },
+    )
+    retriever: str | None = field(
+        default=None,
+        metadata={
+            "help": "Premise retriever (a leantrain retrieval run or saved retriever dir): its "
+            "num_premises best accessible premises of each state lead the prompt, as "
+            "'leantrain prove' asks with the same retriever (needs leantrain-tactics[retrieval])."
+        },
+    )
+    num_premises: int = field(
+        default=10, metadata={"help": "Retrieved premises per prompt (with --retriever)."}
+    )
+    max_premise_chars: int = field(
+        default=2000,
+        metadata={"help": "Character budget of the premises in one prompt (with --retriever)."},
     )
 
 

@@ -27,3 +27,14 @@ class EvalConfig:
     system_prompt: str | None = field(
         default=None, metadata={"help": "System message (default: the training one)."}
     )
+    retriever: str | None = field(
+        default=None,
+        metadata={
+            "help": "Premise retriever whose top premises lead each prompt: give the one the "
+            "model was trained with (--retriever of 'leantrain sft')."
+        },
+    )
+    num_premises: int = field(default=10, metadata={"help": "Retrieved premises per prompt."})
+    max_premise_chars: int = field(
+        default=2000, metadata={"help": "Character budget of the premises in one prompt."}
+    )

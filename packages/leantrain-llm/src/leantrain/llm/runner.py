@@ -70,6 +70,9 @@ def evaluate_with_config(config: Any) -> dict[str, Any]:
         eval_max_new_tokens=config.eval_max_new_tokens,
         max_eval_samples=config.max_eval_samples,
         system_prompt=config.system_prompt,
+        retriever=config.retriever,
+        num_premises=config.num_premises,
+        max_premise_chars=config.max_premise_chars,
     )
     metrics = trainer.evaluate(config.data, config.split)
     return {"model": config.model_name, "split": config.split, **metrics}

@@ -11,13 +11,20 @@ from leantrain.core.errors import DataError
 
 def dataset_config(cfg: Any, max_samples: int | None = None) -> Any:
     """The :class:`~leantrain.tactics.TacticDatasetConfig` a trainer config implies."""
-    from leantrain.tactics import DEFAULT_SYSTEM_PROMPT, TacticDatasetConfig
+    from leantrain.tactics import (
+        DEFAULT_MAX_PREMISE_CHARS,
+        DEFAULT_SYSTEM_PROMPT,
+        TacticDatasetConfig,
+    )
 
     return TacticDatasetConfig(
         system_prompt=DEFAULT_SYSTEM_PROMPT if cfg.system_prompt is None else cfg.system_prompt,
         split_strategy=cfg.split_strategy,
         first_line_only=getattr(cfg, "first_line_only", False),
         max_samples=max_samples,
+        retriever=getattr(cfg, "retriever", None),
+        num_premises=getattr(cfg, "num_premises", 10),
+        max_premise_chars=getattr(cfg, "max_premise_chars", DEFAULT_MAX_PREMISE_CHARS),
     )
 
 
