@@ -1,7 +1,8 @@
 """The end-to-end lifelong pipeline: import the sources, order the repositories, then run the
 one lifelong engine (:class:`leantrain.core.lifelong.LifelongEngine`) with every configured
-trainer — SFT → GRPO (from that repository's SFT model) → retrieval → progress — and render the
-report. A killed run re-run with the same config resumes where it stopped and never redoes
+trainer — SFT → GRPO (from that repository's SFT model) → retrieval → progress, then optionally
+the ``prove`` stage (:mod:`leantrain.pipeline.prove_stage`: the replay proof rate of that
+repository's models on every repository so far) — and render the report. A killed run re-run with the same config resumes where it stopped and never redoes
 finished work; the run directory holds one manifest for all of it.
 """
 
@@ -23,6 +24,7 @@ from leantrain.core.output_dir import check_output_dir, claim_output_dir
 from leantrain.core.schemas import read_json
 from leantrain.pipeline.pipeline_config import (
     IMPORTS_NAME,
+    TRAINERS,
     PipelineConfig,
     _is_trace_source,
 )
@@ -33,8 +35,20 @@ def _short(repo: str) -> str:
     return repo.split("@")[0].rstrip("/").rsplit("/", 1)[-1]
 
 
-def build_trainer(name: str, config: Any) -> Any:
-    """The trainer of ``name`` for its (already built) config."""
+def build_trainer(name: str, config: Any, pipeline: PipelineConfig | None = None) -> Any:
+    """The trainer of ``name`` for its (already built) config (``prove`` needs the
+    ``pipeline`` config: its run directory and which trainers' models it proves with)."""
+    if name == "prove":
+        from leantrain.pipeline.prove_stage import ProveStage
+
+        if pipeline is None or pipeline.prove_generator is None:
+            raise ConfigError("'prove' needs the pipeline config", hint="pass pipeline=…")
+        return ProveStage(
+            config,
+            pipeline.resolved_run_dir,
+            generator_from=pipeline.prove_generator,
+            progress_from="progress" if "progress" in pipeline.trainers else None,
+        )
     if name == "sft":
         from leantrain.llm import SFTTrainer
 
@@ -154,11 +168,11 @@ class Pipeline:
         imported = self._import_sources()
         with Database(cfg.resolved_database, create=False) as db:
             order = self._order(db, imported)
-            trainers = [build_trainer(t, getattr(cfg, t)) for t in cfg.trainers]
+            trainers = [build_trainer(t, getattr(cfg, t), cfg) for t in cfg.trainers]
             run_config = {
                 k: v
                 for k, v in config_to_dict(cfg).items()
-                if k not in ("sft", "grpo", "retrieval", "progress", "name", "run_dir", "overwrite")
+                if k not in (*TRAINERS, "name", "run_dir", "overwrite")
             }
             configs = {"pipeline": run_config}
             configs.update({t: config_to_dict(getattr(cfg, t)) for t in cfg.trainers})
@@ -185,7 +199,7 @@ class Pipeline:
                 database=db,
                 repos=order,
                 chain={"grpo": "sft"} if {"sft", "grpo"} <= set(cfg.trainers) else None,
-                evaluate=cfg.evaluate_each_repo,
+                evaluate_each_repo=cfg.evaluate_each_repo,
                 configs=configs,
                 on_event=on_event,
                 output_flag="--run-dir",

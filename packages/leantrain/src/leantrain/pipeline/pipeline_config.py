@@ -2,7 +2,8 @@
 
 The trainer sections (``sft:``, ``grpo:``, ``retrieval:``, ``progress:``) are the trainers' own
 config classes, built when the config is loaded: a bad key in ``progress:`` fails in seconds,
-naming the key, before anything is imported or trained.
+naming the key, before anything is imported or trained. The ``prove:`` section (the optional
+``prove`` stage) is :class:`leantrain.prover.ProverConfig`, built the same way.
 """
 
 from __future__ import annotations
@@ -16,7 +17,16 @@ from typing import Any
 from leantrain.core.config import check_numbers, config_fields, config_from_dict
 from leantrain.core.errors import ConfigError
 
-TRAINERS = ("sft", "grpo", "retrieval", "progress")
+TRAINERS = ("sft", "grpo", "retrieval", "progress", "prove")
+
+PROVE_SET_BY_PIPELINE = {
+    "generator": "the generator of each step (GRPO's if the run has GRPO, else SFT's)",
+    "progress": "the progress model of each step when 'progress' is in trainers",
+    "data": "each repository's own test split",
+    "split": "the test split",
+    "output_dir": "<run_dir>/prove",
+}
+"""``prove:`` keys the pipeline sets itself, and to what."""
 
 _NAME = re.compile(r"[A-Za-z0-9._-]+")
 """A run name: one plain path component (no separators; '.' and '..' are refused too)."""
@@ -56,6 +66,10 @@ def _config_class(trainer: str) -> type:
         from leantrain.retrieval import RetrievalConfig
 
         return RetrievalConfig
+    if trainer == "prove":
+        from leantrain.prover import ProverConfig
+
+        return ProverConfig
     from leantrain.progress import ProgressConfig
 
     return ProgressConfig
@@ -105,7 +119,8 @@ class PipelineConfig:
         default_factory=lambda: ["sft", "retrieval", "progress"],
         metadata={
             "help": f"Trainers to run after each repository, in order; any of {', '.join(TRAINERS)} "
-            "('grpo' starts from that repository's SFT model).",
+            "('grpo' starts from that repository's SFT model; 'prove', last, proves every "
+            "repository's test theorems so far with that repository's models).",
             "choices": TRAINERS,
         },
     )
@@ -118,6 +133,13 @@ class PipelineConfig:
     progress: Any = field(
         default=None,
         metadata={"help": "ProgressConfig keys ('leantrain progress train --help')."},
+    )
+    prove: Any = field(
+        default=None,
+        metadata={
+            "help": "ProverConfig keys of the 'prove' stage ('leantrain prove --help'; the "
+            "pipeline sets generator, progress, data, split and output_dir)."
+        },
     )
     evaluate_each_repo: bool = field(
         default=True,
@@ -184,6 +206,8 @@ class PipelineConfig:
                 "'grpo' without 'sft' needs grpo.model_name",
                 hint="add 'sft' before 'grpo' or set grpo: {model_name: …}",
             )
+        if "prove" in self.trainers:
+            self._check_prove()
         for trainer in TRAINERS:
             section = getattr(self, trainer)
             if trainer in self.trainers:
@@ -193,6 +217,36 @@ class PipelineConfig:
                     f"section '{trainer}:' is given but '{trainer}' is not in 'trainers'",
                     hint=f"add '{trainer}' to trainers or remove the section",
                 )
+
+    def _check_prove(self) -> None:
+        """The ``prove`` stage needs a generator trained before it, and the evaluations."""
+        generator = self.prove_generator
+        if generator is None:
+            raise ConfigError(
+                "'prove' in 'trainers' needs a tactic generator trained in the run",
+                hint="add 'sft' (and optionally 'grpo') before 'prove' in trainers",
+            )
+        uses = [generator] + (["progress"] if "progress" in self.trainers else [])
+        late = [t for t in uses if self.trainers.index(t) > self.trainers.index("prove")]
+        if late:
+            raise ConfigError(
+                f"'prove' uses the models of '{late[0]}', which comes after it in 'trainers'",
+                hint="put 'prove' last, e.g. trainers: [sft, grpo, retrieval, progress, prove]",
+            )
+        if not self.evaluate_each_repo:
+            raise ConfigError(
+                "'prove' proves each repository's test split, which evaluate_each_repo: false "
+                "turns off",
+                hint="set evaluate_each_repo: true or remove 'prove' from trainers",
+            )
+
+    @property
+    def prove_generator(self) -> str | None:
+        """The trainer whose checkpoint the ``prove`` stage generates tactics with."""
+        for trainer in ("grpo", "sft"):
+            if trainer in self.trainers:
+                return trainer
+        return None
 
     def _section(self, trainer: str, section: Any) -> Any:
         """The trainer's own config, built (and so validated) now from a dict section."""
@@ -209,7 +263,12 @@ class PipelineConfig:
             raise ConfigError(
                 f"'{trainer}.output_dir' is set by the pipeline (<run_dir>/{trainer}); remove it"
             )
-        if trainer != "grpo":  # GRPO starts from the SFT model of the same repository
+        if trainer == "prove":
+            for key, what in PROVE_SET_BY_PIPELINE.items():
+                if key in values:
+                    raise ConfigError(f"'prove.{key}' is set by the pipeline ({what}); remove it")
+            values.setdefault("progress_bar", False)  # the pipeline shows its own bar
+        elif trainer != "grpo":  # GRPO starts from the SFT model of the same repository
             values.setdefault("model_name", "tiny")
         values.setdefault("seed", self.seed)
         if self.allow_code and "allow_code" in config_fields(cls):

@@ -1,6 +1,7 @@
-"""Render a run directory's report: ``report.md`` with PNG plots, a summary table and the
+"""Render a run directory's report: ``report.md`` with PNG plots, a summary table, the
 forgetting analysis (heatmap of the per-repository matrix, average performance, backward
-transfer, forgetting per repository).
+transfer, forgetting per repository) and, for a run with the ``prove`` stage, the matrix of
+replay proof rates (proved / attempted after each repository on every repository so far).
 
 ``render_report(run_dir)`` reads only the run directory (``manifest.json``, ``metrics.jsonl``
 and the trainers' ``<trainer>/logs/*.jsonl``), so it can be re-run at any time
@@ -28,7 +29,13 @@ KEY_METRICS: dict[str, list[str]] = {
     "grpo": ["reward", "test_eval_loss", "test_top1_accuracy"],
     "retrieval": ["test_R@1", "test_R@10", "test_MRR", "test_bm25_R@10", "test_reachable_fraction"],
     "progress": ["test_mse", "test_mae", "test_within_1"],
+    "prove": ["test_replay_proof_rate", "test_proof_rate"],
 }
+
+PROOF_RATE_NOTE = (
+    "a lower bound: the replay backend accepts only the traced proof of a theorem, so any "
+    "other valid proof counts as a failure"
+)
 
 
 def _fmt(v: Any) -> str:
@@ -191,18 +198,83 @@ def _plot_curves(trainer: str, info: dict[str, Any], path: Path) -> bool:
     return True
 
 
+def _rate_key(metrics: dict[str, Any], prefix: str = "") -> str | None:
+    """The proof-rate key of a ``prove`` result (``replay_proof_rate`` under replay)."""
+    for key in ("replay_proof_rate", "proof_rate"):
+        if prefix + key in metrics:
+            return key
+    return None
+
+
+def _proved_of(metrics: dict[str, Any], prefix: str = "") -> str | None:
+    """``2/3 (66.7 %)`` of a ``prove`` result, ``None`` when it holds no proof rate."""
+    key = _rate_key(metrics, prefix)
+    if key is None:
+        return None
+    proved, attempted = metrics.get(prefix + "proved"), metrics.get(prefix + "attempted")
+    rate = metrics[prefix + key]
+    if not (_number(proved) and _number(attempted) and _number(rate)):
+        return None
+    return f"{proved}/{attempted} ({100 * rate:.1f} %)"
+
+
+def proof_cell(metrics: dict[str, Any], prefix: str = "") -> str:
+    """``replay proof rate 2/3 (66.7 %)`` of a ``prove`` result (``—`` when not measured)."""
+    shown = _proved_of(metrics, prefix)
+    key = _rate_key(metrics, prefix)
+    return "—" if shown is None or key is None else f"{key.replace('_', ' ')} {shown}"
+
+
 def summary_rows(run_dir: str | Path) -> list[dict[str, str]]:
-    """One row per (repository, trainer) with the key metrics, formatted."""
+    """One row per (repository, trainer) with the key metrics, formatted (the ``prove`` row:
+    the replay proof rate on the merged test split, proved / attempted)."""
     metrics, repos = collect(run_dir)
     rows = []
     for repo in repos:
         for trainer, flat in ((t, metrics[t].get(repo)) for t in metrics):
             if flat is None:
                 continue
-            keys = [m for m in KEY_METRICS.get(trainer, []) if m in flat] or list(flat)[:4]
-            shown = ", ".join(f"{k} {_fmt(flat[k])}" for k in keys)
+            if trainer == "prove" and _rate_key(flat, "test_"):
+                shown = proof_cell(flat, "test_")
+            else:
+                keys = [m for m in KEY_METRICS.get(trainer, []) if m in flat] or list(flat)[:4]
+                shown = ", ".join(f"{k} {_fmt(flat[k])}" for k in keys)
             rows.append({"repo": _short(repo), "trainer": trainer, "metrics": shown})
     return rows
+
+
+def proof_matrix(run_dir: str | Path) -> tuple[list[str], list[list[dict[str, Any]]]]:
+    """``(repos, cells)`` of the ``prove`` stage: ``cells[i][j]`` (``j <= i``) holds the
+    metrics after repository ``i`` on repository ``j``'s own test split (``proved``,
+    ``attempted``, ``replay_proof_rate`` …; ``{}`` where not measured yet). Empty for a run
+    without the stage."""
+    if not (Path(run_dir) / "manifest.json").is_file():
+        return [], []
+    manifest = RunManifest.load(run_dir)
+    rows = [e for e in manifest.evals if e.trainer == "prove"]
+    if not rows:
+        return [], []
+    size = 1 + max(max(e.step, e.repo_index) for e in rows)
+    repos = list(manifest.order[:size])
+    cells: list[list[dict[str, Any]]] = [[{} for _ in range(i + 1)] for i in range(size)]
+    for e in rows:
+        if e.repo_index <= e.step:
+            cells[e.step][e.repo_index] = dict(e.metrics)
+    return repos, cells
+
+
+def proof_matrix_lines(repos: list[str], cells: list[list[dict[str, Any]]]) -> list[str]:
+    """The Markdown table of :func:`proof_matrix` (rows: after repository i; columns: j)."""
+    names = [_short(r) for r in repos]
+    lines = [
+        "| models after ↓ · proving → | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for i, row in enumerate(cells):
+        shown = [_proved_of(c) or "—" for c in row]
+        shown += [""] * (len(names) - len(row))
+        lines.append(f"| after {names[i]} | " + " | ".join(shown) + " |")
+    return lines
 
 
 def run_forgetting(run_dir: str | Path) -> dict[str, dict[str, Any]]:
@@ -271,6 +343,21 @@ def render_report(run_dir: str | Path) -> Path:
                 lines += [f"![{trainer} forgetting matrix](plots/{trainer}_forgetting.png)", ""]
             if _plot_curves(trainer, info, plots / f"{trainer}_per_repo.png"):
                 lines += [f"![{trainer} per repository](plots/{trainer}_per_repo.png)", ""]
+    repos_p, cells = proof_matrix(run_dir)
+    if cells:
+        metric = next((c for row in cells for c in row if _rate_key(c)), {})
+        label = (_rate_key(metric) or "replay_proof_rate").replace("_", " ")
+        lines += [
+            "",
+            f"## {label.capitalize()} after each repository",
+            "",
+            f"After each repository, the {label} (theorems proved / attempted) of that "
+            "repository's models (the generator, the progress model if trained) on every "
+            "repository's own test split so far: the forgetting matrix of proving.",
+        ]
+        if label.startswith("replay"):
+            lines += ["", f"The replay proof rate is {PROOF_RATE_NOTE}."]
+        lines += ["", *proof_matrix_lines(repos_p, cells), ""]
     lines += ["", "## Training", ""]
     for trainer in metrics:
         if _plot_history(trainer, histories(run_dir, trainer), plots / f"{trainer}_loss.png"):
