@@ -31,6 +31,8 @@ _EXPORTS = {
     "State": "leantrain.prover.backend",
     "HFGenerator": "leantrain.prover.generator",
     "LeanDojoBackend": "leantrain.prover.leandojo",
+    "PremiseAugmentedGenerator": "leantrain.prover.premise_prompts",
+    "PremiseSettings": "leantrain.prover.premise_prompts",
     "Prover": "leantrain.prover.prover",
     "ProverConfig": "leantrain.prover.prover_config",
     "REPLAY_METRIC": "leantrain.prover.replay",

@@ -25,15 +25,14 @@ from leantrain.core.lean_text import normalize_tactic
 DECODINGS = ("beam", "sample")
 
 
-def recorded_system_prompt(model_path: str | Path) -> tuple[bool, str | None]:
-    """The system prompt a leantrain run trained the model at ``model_path`` with: ``(found,
-    prompt)``, read from the nearest run's manifest (the path itself or up to three levels
-    above; a run is known by its ``.leantrain`` marker, as in
-    :func:`~leantrain.core.lifelong.final_checkpoint`: a model directory may hold a
-    ``manifest.json`` of its own). The section read is the trainer's whose checkpoint
-    ``model_path`` is (``runs/p/sft/003-x``: ``sft``, even when the run also has ``grpo``), or
-    the run's only trainer's. ``(False, None)`` when there is none (a plain model directory or
-    hub id). A run whose manifest cannot be read (corrupted, of a newer leantrain) is the
+def recorded_training_config(model_path: str | Path) -> dict[str, Any] | None:
+    """The trainer config a leantrain run trained the model at ``model_path`` with, read from
+    the nearest run's manifest (the path itself or up to three levels above; a run is known by
+    its ``.leantrain`` marker, as in :func:`~leantrain.core.lifelong.final_checkpoint`: a model
+    directory may hold a ``manifest.json`` of its own). The section read is the trainer's whose
+    checkpoint ``model_path`` is (``runs/p/sft/003-x``: ``sft``, even when the run also has
+    ``grpo``), or the run's only trainer's. ``None`` when there is none (a plain model directory
+    or hub id). A run whose manifest cannot be read (corrupted, of a newer leantrain) is the
     one-line :class:`~leantrain.core.errors.CheckpointError` of ``RunManifest.load``: asking the
     model with another prompt than its training one would lower its proof rate silently."""
     from leantrain.core.manifest import MANIFEST_NAME, RunManifest
@@ -41,7 +40,7 @@ def recorded_system_prompt(model_path: str | Path) -> tuple[bool, str | None]:
 
     path = Path(model_path)
     if not path.exists():
-        return False, None
+        return None
     path = path.resolve()
     for directory in [path, *list(path.parents)[:3]]:
         if output_kind(directory) != "run" or not (directory / MANIFEST_NAME).is_file():
@@ -57,9 +56,16 @@ def recorded_system_prompt(model_path: str | Path) -> tuple[bool, str | None]:
         for section in sections:
             config = manifest.config.get(section)
             if isinstance(config, dict) and "system_prompt" in config:
-                return True, config["system_prompt"]
-        return False, None
-    return False, None
+                return config
+        return None
+    return None
+
+
+def recorded_system_prompt(model_path: str | Path) -> tuple[bool, str | None]:
+    """The system prompt of :func:`recorded_training_config`: ``(found, prompt)``, ``(False,
+    None)`` without a run."""
+    config = recorded_training_config(model_path)
+    return (False, None) if config is None else (True, config["system_prompt"])
 
 
 class HFGenerator:
@@ -67,7 +73,8 @@ class HFGenerator:
 
     ``system_prompt`` is the training one (``None``: no system message), ``decoding`` is
     ``beam`` or ``sample`` (at ``temperature``), ``batch_size`` the most states per
-    ``generate`` call. Load one with :meth:`from_pretrained`.
+    ``generate`` call, ``max_premise_chars`` the premise budget of a retrieval-augmented prompt
+    (the training one). Load one with :meth:`from_pretrained`.
     """
 
     def __init__(
@@ -80,6 +87,7 @@ class HFGenerator:
         temperature: float = 1.0,
         max_new_tokens: int = 64,
         batch_size: int = 8,
+        max_premise_chars: int | None = None,
     ) -> None:
         if decoding not in DECODINGS:
             raise ValueError(f"decoding must be one of {DECODINGS}, got {decoding!r}")
@@ -87,6 +95,9 @@ class HFGenerator:
         self.system_prompt = system_prompt
         self.decoding, self.temperature = decoding, temperature
         self.max_new_tokens, self.batch_size = max_new_tokens, batch_size
+        from leantrain.tactics import DEFAULT_MAX_PREMISE_CHARS
+
+        self.max_premise_chars = max_premise_chars or DEFAULT_MAX_PREMISE_CHARS
         self.model.eval()
 
     @classmethod
@@ -115,26 +126,38 @@ class HFGenerator:
         device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         return cls(model.to(device), tokenizer, system_prompt=system_prompt, **options)
 
-    def prompt(self, state: str) -> str:
-        """The text the model is given for ``state``: the training prompt, assistant turn open."""
+    def prompt(self, state: str, premises: Sequence[str] | None = None) -> str:
+        """The text the model is given for ``state`` (led by ``premises`` when given): the
+        training prompt, assistant turn open."""
         from leantrain.tactics import build_messages
 
         return str(
             self.tokenizer.apply_chat_template(
-                build_messages(state, self.system_prompt),
+                build_messages(
+                    state, self.system_prompt, premises, max_premise_chars=self.max_premise_chars
+                ),
                 tokenize=False,
                 add_generation_prompt=True,
             )
         )
 
-    def propose(self, states: Sequence[str], k: int) -> list[list[tuple[str, float]]]:
-        """Up to ``k`` distinct ``(tactic, log-probability)`` per state, most probable first."""
+    def propose(
+        self,
+        states: Sequence[str],
+        k: int,
+        premises: Sequence[Sequence[str]] | None = None,
+    ) -> list[list[tuple[str, float]]]:
+        """Up to ``k`` distinct ``(tactic, log-probability)`` per state, most probable first;
+        ``premises`` (one list per state) lead the prompts of a retrieval-augmented model."""
         out: list[list[tuple[str, float]]] = []
         side = self.tokenizer.padding_side
         self.tokenizer.padding_side = "left"  # decoder-only generation continues at the right
+        prompts = [
+            self.prompt(s, None if premises is None else premises[i]) for i, s in enumerate(states)
+        ]
         try:
             for start in range(0, len(states), self.batch_size):
-                out += self._propose_batch(list(states[start : start + self.batch_size]), k)
+                out += self._propose_batch(prompts[start : start + self.batch_size], k)
         finally:
             self.tokenizer.padding_side = side
         return out
@@ -142,11 +165,11 @@ class HFGenerator:
     def _device(self) -> Any:
         return next(self.model.parameters()).device
 
-    def _propose_batch(self, states: list[str], k: int) -> list[list[tuple[str, float]]]:
+    def _propose_batch(self, prompts: list[str], k: int) -> list[list[tuple[str, float]]]:
         import torch
 
         enc = self.tokenizer(
-            [self.prompt(s) for s in states],
+            prompts,
             return_tensors="pt",
             padding=True,
             add_special_tokens=False,
@@ -169,7 +192,7 @@ class HFGenerator:
         logprobs = self._score(seqs, prompt_mask, completion)
         texts = self.tokenizer.batch_decode(completion, skip_special_tokens=True)
         out = []
-        for i in range(len(states)):
+        for i in range(len(prompts)):
             best: dict[str, tuple[str, float]] = {}
             for j in range(i * k, (i + 1) * k):
                 tactic = texts[j].strip()

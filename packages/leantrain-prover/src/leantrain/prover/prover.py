@@ -9,6 +9,10 @@
 
 The backend is built first (so ``--backend leandojo`` without Lean fails before any model
 loads); the generator, progress model and backend can also be passed in as objects.
+
+With a retriever (``retriever``, or the one the generator's run trained with) each prompt is
+led by the premises accessible from the theorem, retrieved for the state
+(:mod:`leantrain.prover.premise_prompts`); the retriever and the corpus index load once.
 """
 
 from __future__ import annotations
@@ -21,6 +25,12 @@ from leantrain.core.config import config_from_dict
 from leantrain.core.errors import ConfigError, DataError
 from leantrain.core.schemas import Theorem
 from leantrain.prover.backend import Backend, BackendError
+from leantrain.prover.premise_prompts import (
+    PremiseAugmentedGenerator,
+    accepts_premises,
+    check_premise_settings,
+    premise_settings,
+)
 from leantrain.prover.prover_config import ProverConfig
 from leantrain.prover.results import ResultStore
 from leantrain.prover.search import (
@@ -32,6 +42,7 @@ from leantrain.prover.search import (
 )
 from leantrain.prover.summary import summarize
 from leantrain.prover.theorems import as_theorem, load_split, repository, theorem_id
+from leantrain.tactics.premises import PremiseSource
 
 
 def make_backend(config: ProverConfig) -> Backend:
@@ -86,9 +97,10 @@ class Prover:
     """Best-first proof search with a tactic generator, an optional progress model and a backend.
 
     ``config`` is a :class:`ProverConfig`, a dict of its keys, or keys given as keyword
-    arguments. ``tactic_generator`` / ``lean_backend`` / ``progress_model`` objects replace what
-    the config's ``generator`` / ``backend`` / ``progress`` name (callers holding a model in
-    memory, tests); otherwise they load once, here.
+    arguments. ``tactic_generator`` / ``lean_backend`` / ``progress_model`` /
+    ``premise_source`` objects replace what the config's ``generator`` / ``backend`` /
+    ``progress`` / ``retriever`` name (callers holding a model in memory, tests); otherwise they
+    load once, here. With premises, the generator's ``propose`` must take ``premises=``.
     """
 
     def __init__(
@@ -98,6 +110,7 @@ class Prover:
         tactic_generator: TacticGenerator | None = None,
         lean_backend: Backend | None = None,
         progress_model: StepsPredictor | None = None,
+        premise_source: PremiseSource | None = None,
         **settings: Any,
     ) -> None:
         if isinstance(config, ProverConfig):
@@ -111,10 +124,37 @@ class Prover:
         store = self.store()
         if store is not None:
             store.check()  # another config in output_dir is refused before any model loads
+        # the prompt's premises: settings read from the generator's run and checked (one line,
+        # no model loaded yet)
+        self.premise_settings = premise_settings(cfg)
+        if premise_source is None:
+            check_premise_settings(self.premise_settings, cfg)
+        uses_premises = premise_source is not None or self.premise_settings.retriever is not None
+        if (
+            tactic_generator is not None
+            and uses_premises
+            and not accepts_premises(tactic_generator)
+        ):
+            raise ConfigError(
+                "the tactic generator's propose() takes no premises, but the prompts have "
+                "retrieved premises",
+                hint="give a generator with propose(states, k, premises=None), or no retriever",
+            )
         if progress_model is None and cfg.progress:
             # before the generator: a missing extra or a bad path fails before the big load
             progress_model = load_progress(cfg.progress, cfg.device)
         self.progress = progress_model
+        if premise_source is None and self.premise_settings.retriever is not None:
+            from leantrain.tactics import RetrievedPremises
+
+            premise_source = RetrievedPremises.load(
+                self.premise_settings.retriever,
+                cfg.data,
+                self.premise_settings.num_premises,
+                device=cfg.device,
+                dist="leantrain-prover",
+            )
+        self.premise_source = premise_source
         if tactic_generator is None:
             if not cfg.generator:
                 raise ConfigError("no tactic generator given", hint="pass --generator RUN_OR_MODEL")
@@ -128,6 +168,7 @@ class Prover:
                 temperature=cfg.temperature,
                 max_new_tokens=cfg.max_new_tokens,
                 batch_size=cfg.generation_batch_size,
+                max_premise_chars=self.premise_settings.max_premise_chars,
             )
         self.generator = tactic_generator
         self.settings = SearchSettings(
@@ -160,8 +201,11 @@ class Prover:
             return SearchResult(
                 "crashed", nodes=0, time_s=time.monotonic() - start, error=e.one_line()
             )
+        generator: TacticGenerator = self.generator
+        if self.premise_source is not None:
+            generator = PremiseAugmentedGenerator(self.generator, self.premise_source, theorem)
         try:
-            return best_first_search(session, self.generator, self.settings, progress=self.progress)
+            return best_first_search(session, generator, self.settings, progress=self.progress)
         finally:
             session.close()
 

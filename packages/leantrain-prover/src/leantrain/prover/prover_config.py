@@ -44,6 +44,31 @@ class ProverConfig:
         default=1.0,
         metadata={"help": "Priority = log-probability − progress_weight × predicted steps."},
     )
+    retriever: str | None = field(
+        default=None,
+        metadata={
+            "help": "Premise retriever (retrieval run or saved retriever dir) whose top premises "
+            "accessible from the theorem lead each prompt (needs leantrain-prover[retrieval]). "
+            "Default: the one the generator's run trained with (none for a plain model); '': none."
+        },
+    )
+    num_premises: int | None = field(
+        default=None,
+        metadata={"help": "Premises per prompt (default: the generator's training setting)."},
+    )
+    max_premise_chars: int | None = field(
+        default=None,
+        metadata={
+            "help": "Character budget of the premises in a prompt (default: the training one)."
+        },
+    )
+    prompt_override: bool = field(
+        default=False,
+        metadata={
+            "help": "Ask with the given retriever / num_premises / max_premise_chars even where "
+            "they differ from what the generator's run trained with (otherwise an error)."
+        },
+    )
     data: str = field(
         default="",
         metadata={"help": "Theorems: an export dir (leantrain export merge), a split dir or file."},
@@ -145,6 +170,8 @@ class ProverConfig:
                 "max_new_tokens": ">=1",
                 "generation_batch_size": ">=1",
                 "progress_weight": ">=0",
+                "num_premises": ">=1",
+                "max_premise_chars": ">=1",
                 "seed": ">=0",
             },
         )
