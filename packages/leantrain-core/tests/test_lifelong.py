@@ -369,3 +369,27 @@ def test_a_model_dir_with_a_manifest_of_its_own_is_not_a_run(tmp_path: Path) -> 
     model.mkdir()
     (model / "manifest.json").write_text('{"files": ["model.safetensors"]}')  # not leantrain's
     assert final_checkpoint(model) is None
+
+
+def test_train_data_is_the_one_train_signature():
+    """``train(repos, database, export_dir, *, data_path)`` of every trainer: positional data,
+    ``data_path=``, LeanDojo-v2's lifelong order, the config's defaults; the mistakes are one
+    line (LeanDojo-v2's ``data_path=`` keyword with a database names ``export_dir``)."""
+    from types import SimpleNamespace
+
+    from leantrain.core.lifelong import train_data
+
+    db = FakeDatabase()
+    assert train_data("dir", None, None) == {"data": "dir"}
+    assert train_data(None, None, "dir") == {"data": "dir"}
+    assert train_data(REPOS, db, None) == {"database": db, "repos": REPOS}
+    cfg = SimpleNamespace(database=db, repos=REPOS[:1], data_path="ignored")
+    assert train_data(None, None, None, cfg) == {"database": db, "repos": REPOS[:1]}
+    assert train_data("dir", None, None, cfg) == {"data": "dir"}  # given data wins
+    assert train_data(None, None, None, SimpleNamespace(data_path="d")) == {"data": "d"}
+    with pytest.raises(ConfigError, match="export_dir"):
+        train_data(REPOS, db, "merged")
+    with pytest.raises(ConfigError, match="needs a database"):
+        train_data(REPOS, None, None)
+    with pytest.raises(ConfigError, match="nothing to train on"):
+        train_data(None, None, None, SimpleNamespace(data_path=None))

@@ -9,8 +9,8 @@ Then it evaluates the model on the test split of every repository seen so far, w
 accuracy matrix of continual learning (see :mod:`leantrain.core.forgetting`).
 
 A trainer implements :class:`LifelongTrainer` (train one step, evaluate on a data directory,
-save, load); it owns no loop. ``SFTTrainer.train(repos, database, data_path)`` and its siblings
-are thin calls into this engine, and so is the pipeline.
+save, load); it owns no loop. Every trainer's ``train(repos, database, export_dir, *, data_path)`` (see :func:`train_data`)
+is a thin call into this engine, and so is the pipeline.
 
 ``database`` is anything with ``export_merged_data(repos, path)``: leantrain's ``Database`` or
 LeanDojo-v2's ``DynamicDatabase``. ``repos`` items are ``"URL@COMMIT"`` strings, names the
@@ -184,6 +184,47 @@ def open_database(database: Any) -> Any:
     )
 
 
+def train_data(repos: Any, database: Any, data_path: Any, config: Any = None) -> dict[str, Any]:
+    """The data keywords of :class:`LifelongEngine` for a trainer's ``train(repos=None,
+    database=None, export_dir=None, *, data_path=None)``, the one signature of every trainer:
+
+    * ``train(DIR_OR_DATASET)`` or ``train(data_path=…)``: one step on that data;
+    * ``train(repos, database, export_dir)`` (LeanDojo-v2's order; its third argument is where
+      the merged exports go): lifelong, repository by repository;
+    * ``train()``: the config's ``database`` (and ``repos``), else its ``data_path``.
+
+    Data given with a database is one line naming ``export_dir`` (LeanDojo-v2's ``data_path=``
+    keyword), as is a list of repositories without a database or no data at all."""
+    if database is None and repos is not None and not isinstance(repos, (list, tuple)):
+        if data_path is not None:
+            raise ConfigError("train(): the data is given twice", hint="give data_path= only")
+        data_path, repos = repos, None
+    if data_path is not None:
+        if database is not None:
+            raise ConfigError(
+                "train(): data_path is data to train on, and a database was given too",
+                hint="the merged exports of lifelong training go to export_dir=… "
+                "(LeanDojo-v2's third argument of train)",
+            )
+        return {"data": data_path}
+    database = database if database is not None else getattr(config, "database", None)
+    if database is None:
+        if repos is not None:
+            raise ConfigError(
+                "train(): a list of repos needs a database",
+                hint="pass database=… (--database lt.db)",
+            )
+        if getattr(config, "data_path", None) is None:
+            raise ConfigError(
+                "nothing to train on",
+                hint="give data_path (--data-path EXPORT_DIR), or a database (and repos) for "
+                "lifelong training",
+            )
+        return {"data": config.data_path}
+    repos = repos if repos is not None else getattr(config, "repos", None)
+    return {"database": database, "repos": list(repos) if repos else None}
+
+
 def is_main_process() -> bool:
     """Global rank 0 (or not distributed): the one process that exports, saves and records."""
     env = os.environ
@@ -307,7 +348,7 @@ class LifelongEngine:
     ``evaluate()`` defaults to.
 
     ``chain`` maps a trainer to another whose checkpoint of the *same* step it starts from
-    (``{"grpo": "sft"}``: GRPO refines each repository's SFT model). ``evaluate`` turns the
+    (``{"grpo": "sft"}``: GRPO refines each repository's SFT model). ``evaluate_each_repo`` turns the
     per-repository evaluations (the forgetting matrix) on or off; ``on_event`` sees every event
     written to ``metrics.jsonl`` (for progress bars); ``callbacks`` maps a trainer's name to
     engine callbacks handed to it in each :class:`Step`. ``run_dir`` must be new, empty or an
@@ -327,9 +368,9 @@ class LifelongEngine:
         database: Any = None,
         repos: Iterable[Any] | None = None,
         data: Any = None,
-        data_path: str | Path | None = None,
+        export_dir: str | Path | None = None,
         chain: Mapping[str, str] | None = None,
-        evaluate: bool = True,
+        evaluate_each_repo: bool = True,
         eval_split: str = "test",
         configs: Mapping[str, Mapping[str, Any]] | None = None,
         on_event: Event | None = None,
@@ -360,9 +401,9 @@ class LifelongEngine:
         self.database = database
         self.repos = None if repos is None else list(repos)
         self.data = data
-        self.data_path = Path(data_path) if data_path is not None else self.run_dir / DATA_SUBDIR
+        self.export_dir = Path(export_dir) if export_dir is not None else self.run_dir / DATA_SUBDIR
         self.chain = dict(chain or {})
-        self.evaluate = evaluate
+        self.evaluate_each_repo = evaluate_each_repo
         self.eval_split = eval_split
         self.configs = {k: dict(v) for k, v in (configs or {}).items()}
         self.on_event = on_event
@@ -480,7 +521,7 @@ class LifelongEngine:
         manifest = self.manifest
         if self.database is None:
             return self.data
-        out = self.data_path / f"{index:03d}_{repo_slug(repo)}"
+        out = self.export_dir / f"{index:03d}_{repo_slug(repo)}"
         if all(self._done(t.name, index) for t in self.trainers):
             return out
         if not self.main:
@@ -489,7 +530,7 @@ class LifelongEngine:
         if manifest.exports.get(index) != str(out) or not out.is_dir():
             if not self._prepared and hasattr(self.database, "prepare_lifelong"):
                 # e.g. pin the novel-premises hold-out rate over every repository of the run
-                self.database.prepare_lifelong(list(self.repos or []) or None, self.data_path)
+                self.database.prepare_lifelong(list(self.repos or []) or None, self.export_dir)
                 self._prepared = True
             t0 = time.time()
             self.database.export_merged_data(list(items), out)
@@ -500,14 +541,14 @@ class LifelongEngine:
 
     def _eval_dirs(self, index: int, repo: str, data: Any) -> list[tuple[int, str, Path]]:
         """``[(j, repo_j, dir_j)]`` for every repository so far (written when it is added)."""
-        if not self.evaluate or self.database is None:
-            if self.evaluate and isinstance(data, (str, Path)) and Path(data).is_dir():
+        if not self.evaluate_each_repo or self.database is None:
+            if self.evaluate_each_repo and isinstance(data, (str, Path)) and Path(data).is_dir():
                 return [(0, repo, Path(data))]
             return []
         order = self.manifest.order
         dirs = []
         for j in range(index + 1):
-            out = self.data_path / EVAL_SUBDIR / f"{j:03d}_{repo_slug(order[j])}"
+            out = self.export_dir / EVAL_SUBDIR / f"{j:03d}_{repo_slug(order[j])}"
             if j == index and self.main and not out.is_dir():
                 write_repo_eval_dir(Path(data), order[j], out)
             dirs.append((j, order[j], out))
@@ -584,7 +625,7 @@ class LifelongEngine:
 
     def _evaluate_merged(self, trainer: LifelongTrainer, data: Any) -> dict[str, Any]:
         """The model on the step's own (merged) data, when that is a path; else ``{}``."""
-        if self.evaluate and isinstance(data, (str, Path)):
+        if self.evaluate_each_repo and isinstance(data, (str, Path)):
             return self._evaluate(trainer, data)
         return {}
 
