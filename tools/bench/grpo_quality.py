@@ -33,7 +33,7 @@ def _held_out(data: Path, model: str, n: int) -> list[dict]:
     from leantrain.llm import GRPOConfig
     from leantrain.llm.training_data import load_rl_dataset
 
-    cfg = GRPOConfig(model_name=model, data=str(data), reward_funcs=list(REWARDS))
+    cfg = GRPOConfig(model_name=model, data_path=str(data), reward_funcs=list(REWARDS))
     return list(load_rl_dataset(data, "test", cfg).select(range(n)))
 
 
@@ -83,7 +83,7 @@ def run(work: Path, steps: int, seed: int, n_eval: int) -> dict:
     leantrain(
         *args, "--max_steps", str(steps), "--per_device_train_batch_size", str(BATCH),
         "--num_generations", str(GENERATIONS), "--max_completion_length", str(MAX_COMPLETION),
-        "--learning_rate", str(LR), "--seed", str(seed), "--eval_split", "",
+        "--learning_rate", str(LR), "--seed", str(seed), "--evaluate_each_repo", "false",
         "--report_to", "none",
     )  # fmt: skip
     wall = round(time.perf_counter() - t, 1)

@@ -75,7 +75,7 @@ def child(model: str, mode: str, batch: int, data: str) -> None:
             output_dir=str(Path(tmp) / "run"),
             num_train_epochs=1,
             per_device_train_batch_size=batch,
-            eval_split="",
+            evaluate_each_repo=False,
             save_strategy="no",
             **extra,
         )

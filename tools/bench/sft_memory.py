@@ -47,7 +47,7 @@ def _rows(data: Path, model: str, n: int) -> object:
     from leantrain.llm.model_loading import load_tokenizer
     from leantrain.llm.training_data import load_sft_dataset
 
-    ds = load_sft_dataset(data, "train", SFTConfig(model_name=model, data=str(data)))
+    ds = load_sft_dataset(data, "train", SFTConfig(model_name=model, data_path=str(data)))
     tok = load_tokenizer(model)
     lengths = [
         len(
@@ -109,7 +109,7 @@ def child(mode: str, model: str, data: str, rows: int, steps: int) -> None:
                 model_name=model,
                 output_dir=out,
                 callbacks=[Peak()],
-                eval_split="",
+                evaluate_each_repo=False,
                 cpu_bf16="off",
                 **common,
                 **({"activation_checkpointing": False} if mode == "leantrain-no-ckpt" else {}),

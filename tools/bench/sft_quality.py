@@ -46,7 +46,7 @@ def _pairs(data: Path, model: str, n: int) -> list:
     from leantrain.llm import SFTConfig
     from leantrain.llm.training_data import load_sft_dataset, references
 
-    ds = load_sft_dataset(data, "test", SFTConfig(model_name=model, data=str(data)))
+    ds = load_sft_dataset(data, "test", SFTConfig(model_name=model, data_path=str(data)))
     return references(ds)[:n]
 
 
@@ -132,7 +132,7 @@ def train_trl_child(base: str, data: str, out: str, steps: int, seed: int) -> No
 
     torch.set_num_threads(int(os.environ.get("SFT_THREADS", "2")))
     model, tok = load_model_and_tokenizer(base)
-    rows = load_sft_dataset(data, "train", SFTConfig(model_name=base, data=data))
+    rows = load_sft_dataset(data, "train", SFTConfig(model_name=base, data_path=data))
     bf16 = not torch.cuda.is_available() and use_cpu_bf16("auto", model)
     args = trl.SFTConfig(
         output_dir=out,
@@ -172,7 +172,7 @@ def train_leantrain(base: Path, data: Path, out: Path, steps: int, seed: int) ->
         "sft", "--model", str(base), "--data", str(data), "--output_dir", str(out),
         "--max_steps", str(steps), "--per_device_train_batch_size", str(BATCH),
         "--learning_rate", str(LR), "--max_length", str(MAX_LENGTH), "--seed", str(seed),
-        "--eval_split", "", "--report_to", "none",
+        "--evaluate_each_repo", "false", "--report_to", "none",
     )  # fmt: skip
     log_file = next(out.glob("sft/logs/*.jsonl"))
     logs = [json.loads(x) for x in log_file.read_text().splitlines()]

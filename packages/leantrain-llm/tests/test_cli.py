@@ -86,7 +86,7 @@ def test_run_dict_entry_point(sft_rows, lean4_example, tmp_path):
             "data": str(lean4_example),
             "output_dir": str(tmp_path / "r"),
             "max_steps": 2,
-            "eval_split": "",
+            "evaluate_each_repo": False,
         }
     )
     assert result["final"]["global_step"] == 2

@@ -30,7 +30,7 @@ def _grpo(tmp_path, **kw):
         "max_completion_length": 6,
         "num_generations": 4,
         "batch_size": 4,
-        "eval_split": "",
+        "evaluate_each_repo": False,
         "logging_steps": 1,
         "temperature": 1.0,
     }

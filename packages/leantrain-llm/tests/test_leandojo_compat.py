@@ -59,7 +59,7 @@ def test_the_issue_snippet_scores_tactic_strings(tmp_path):
         output_dir=tmp_path / "runs" / "g",
         max_steps=1,
         max_completion_length=4,
-        eval_split="",
+        evaluate_each_repo=False,
     ).train(repos, database, tmp_path / "data")
     assert database.calls == [["https://github.com/x/lean4-example@" + "0" * 40]]
     assert seen and set(seen) == {str}

@@ -150,7 +150,7 @@ def varied_rows():
 
 def _hf_trainer(tmp_path, rows, **kw):
     args = {"model_name": "tiny", "output_dir": tmp_path / "run", "batch_size": 3}
-    t = SFTTrainer(**{**args, "eval_split": "", **kw})
+    t = SFTTrainer(**{**args, "evaluate_each_repo": False, **kw})
     config = copy.copy(t.config)
     config.output_dir = str(tmp_path / "work")
     return t._trl_trainer(rows, config, [])

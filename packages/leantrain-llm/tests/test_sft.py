@@ -18,7 +18,7 @@ def _trainer(tmp_path, name="run", **kw):
         "batch_size": 3,
         "max_steps": 60,
         "logging_steps": 5,
-        "eval_split": "",
+        "evaluate_each_repo": False,
         "save_steps": 1000,
     }
     args.update(kw)
@@ -181,7 +181,7 @@ def test_lora_saves_only_the_adapter_and_chains_into_grpo(sft_rows, tmp_path):
         reward_funcs=["format"],
         max_steps=1,
         max_completion_length=8,
-        eval_split="",
+        evaluate_each_repo=False,
     )
     before = {k: v.clone() for k, v in g.model.named_parameters() if v.requires_grad}
     assert before and all("lora" in k for k in before)  # GRPO continues training the SFT adapter
@@ -213,7 +213,7 @@ def test_epochs_per_repo_is_num_train_epochs(tmp_path):
 def test_missing_data_is_a_data_error(tmp_path):
     with pytest.raises(DataError, match="not found"):
         _trainer(tmp_path).train(tmp_path / "nope")
-    with pytest.raises(ConfigError, match="no training data"):
+    with pytest.raises(ConfigError, match="nothing to train on"):
         _trainer(tmp_path, name="other").train()
 
 

@@ -38,7 +38,7 @@ def memorised(tmp_path_factory):
         batch_size=6,
         max_steps=150,
         logging_steps=50,
-        eval_split="",
+        evaluate_each_repo=False,
         save_steps=1000,
         train_split="test",
     ).train(sample_data_dir() / "nat-basics")

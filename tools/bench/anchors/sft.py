@@ -55,7 +55,7 @@ def ours(inputs: dict[str, Any], timer: Any) -> int:
         num_train_epochs=1,
         per_device_train_batch_size=BATCH,
         learning_rate=LR,
-        eval_split="",
+        evaluate_each_repo=False,
         **inputs.get("ours_options", {}),
     )
     with timer:

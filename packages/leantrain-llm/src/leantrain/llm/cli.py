@@ -42,8 +42,8 @@ def _check_first(argv: Sequence[str], split: str | None = None, *, rl: bool = Fa
 
     own = parse_known(LeanTrainArguments, argv)
     own._check_common()
-    if own.data is not None:
-        _check_data(own.data, split or own.train_split, own, rl=rl)
+    if own.data_path is not None:
+        _check_data(own.data_path, split or own.train_split, own, rl=rl)
 
 
 def _check_data(data: str, split: str, settings: object, *, rl: bool = False) -> None:
@@ -147,8 +147,8 @@ def _llm(argv: Sequence[str]) -> int:
     from leantrain.llm.eval_config import EvalConfig
 
     cfg = parse_cli(EvalConfig, argv[1:], prog="leantrain llm eval")
-    if cfg.data is not None:  # before the model and the engines load
-        _check_data(cfg.data, cfg.split, cfg)
+    if cfg.data_path is not None:  # before the model and the engines load
+        _check_data(cfg.data_path, cfg.split, cfg)
     from leantrain.llm.runner import evaluate_with_config
 
     _print(evaluate_with_config(cfg))

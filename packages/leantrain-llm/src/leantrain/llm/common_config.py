@@ -53,10 +53,10 @@ class ModelArguments:
 class DataArguments:
     """What to train on: an export dir or file, or repositories of a database (lifelong)."""
 
-    data: str | None = field(
+    data_path: str | None = field(
         default=None,
         metadata={
-            "help": "Training data: an export dir (from 'leantrain export merge') or a split .json/.jsonl file."
+            "help": "Training data: an export dir (from 'leantrain export merge') or a split .json/.jsonl file (alias: data)."
         },
     )
     database: str | None = field(
@@ -69,7 +69,7 @@ class DataArguments:
             "help": "Repo ids 'URL@COMMIT' (or names) to train on in order; default: the database's curriculum."
         },
     )
-    data_path: str | None = field(
+    export_dir: str | None = field(
         default=None,
         metadata={
             "help": "Where lifelong mode writes the merged exports (default: OUTPUT_DIR/data)."
@@ -160,12 +160,13 @@ class LoraArguments:
 class EvalArguments:
     """Evaluation after each repository (and of the forgetting matrix)."""
 
+    evaluate_each_repo: bool = field(
+        default=True,
+        metadata={"help": "After each repo, evaluate on eval_split of every repo so far."},
+    )
     eval_split: str = field(
         default="val",
-        metadata={
-            "help": "Split evaluated after each repo, on every repo so far ('' to skip).",
-            "choices": ("", *SPLITS),
-        },
+        metadata={"help": "Split evaluated after each repo.", "choices": SPLITS},
     )
     eval_k: int = field(
         default=4, metadata={"help": "k of top-k tactic accuracy (sampled candidates)."}

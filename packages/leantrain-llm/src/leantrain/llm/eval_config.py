@@ -12,7 +12,7 @@ class EvalConfig:
     model_name: str = field(
         default="tiny", metadata={"help": "Model dir, adapter dir, run dir, 'tiny' or hub id."}
     )
-    data: str | None = field(
+    data_path: str | None = field(
         default=None, metadata={"help": "Export dir or split .json file to evaluate on."}
     )
     split: str = field(default="test", metadata={"help": "Split to evaluate: train, val or test."})

@@ -60,11 +60,11 @@ def evaluate_with_config(config: Any) -> dict[str, Any]:
     """Evaluate the model of an :class:`EvalConfig` on its split."""
     from leantrain.llm.sft_trainer import SFTTrainer
 
-    if config.data is None:
+    if config.data_path is None:
         raise ConfigError("nothing to evaluate on", hint="pass --data DIR (an export dir)")
     trainer = SFTTrainer.from_pretrained(
         config.model_name,
-        data=config.data,
+        data_path=config.data_path,
         split_strategy=config.split_strategy,
         eval_k=config.eval_k,
         eval_max_new_tokens=config.eval_max_new_tokens,
@@ -74,5 +74,5 @@ def evaluate_with_config(config: Any) -> dict[str, Any]:
         num_premises=config.num_premises,
         max_premise_chars=config.max_premise_chars,
     )
-    metrics = trainer.evaluate(config.data, config.split)
+    metrics = trainer.evaluate(config.data_path, config.split)
     return {"model": config.model_name, "split": config.split, **metrics}

@@ -53,7 +53,7 @@ class SFTTrainer(LLMTrainer):
     ::
 
         trainer = SFTTrainer(model_name="tiny", output_dir="runs/sft", max_steps=20)
-        result = trainer.train("export_dir")              # or train(repos, database, data_path)
+        result = trainer.train("export_dir")              # or train(repos, database, export_dir)
         trainer.evaluate("export_dir", "test"); trainer.suggest_tactics("⊢ 1 + 1 = 2", k=4)
 
     Seed arguments (``model_name, output_dir, epochs_per_repo, batch_size, lr, lora_config``)

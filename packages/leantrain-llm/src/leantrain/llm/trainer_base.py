@@ -20,7 +20,13 @@ from typing import Any, ClassVar
 from leantrain.core.atomic import atomic_write_json
 from leantrain.core.config import config_from_dict, config_to_dict, resolve_aliases
 from leantrain.core.errors import ConfigError, DataError
-from leantrain.core.lifelong import LifelongEngine, Step, last_complete_checkpoint, step_name
+from leantrain.core.lifelong import (
+    LifelongEngine,
+    Step,
+    last_complete_checkpoint,
+    step_name,
+    train_data,
+)
 from leantrain.llm.lm_head import labelled_positions_only
 from leantrain.llm.lora import check_target_modules, resolve_lora_config
 from leantrain.llm.model_loading import load_model_and_tokenizer
@@ -196,36 +202,30 @@ class LLMTrainer:
 
     # -- training -----------------------------------------------------------------------------
     def train(
-        self, repos: Any = None, database: Any = None, data_path: str | Path | None = None
+        self,
+        repos: Any = None,
+        database: Any = None,
+        export_dir: str | Path | None = None,
+        *,
+        data_path: Any = None,
     ) -> dict[str, Any]:
         """Train; returns ``{output_dir, per_repo, final, checkpoints, model_dir, evals}``.
 
-        * ``train(dataset_or_path)`` — one step on a ``datasets.Dataset``, an export dir or a
-          split file (default: ``config.data``);
-        * ``train(repos, database, data_path)`` — lifelong: for each repo (default: the
-          database's curriculum) export the merged data of the repos so far, train on it,
-          save ``<output_dir>/<name>/NNN-<repo>/``. A rerun in the same output dir skips the
-          finished repos and resumes the interrupted one from its last step checkpoint.
+        * ``train(dataset_or_path)`` / ``train(data_path=…)`` — one step on a
+          ``datasets.Dataset``, an export dir or a split file (default: ``config.data_path``);
+        * ``train(repos, database, export_dir)`` — lifelong: for each repo (default: the
+          database's curriculum) export the merged data of the repos so far (under
+          ``export_dir``), train on it, save ``<output_dir>/<name>/NNN-<repo>/``. A rerun in the
+          same output dir skips the finished repos and resumes the interrupted one from its last
+          step checkpoint. See :func:`leantrain.core.lifelong.train_data`.
         """
-        database = database if database is not None else self.config.database
-        if database is None:
-            data = repos if repos is not None else self.config.data
-            if isinstance(data, (list, tuple)):
-                raise ConfigError(
-                    "a list of repos needs a database", hint="pass database=… (--database lt.db)"
-                )
-            source: dict[str, Any] = {"data": data}
-        else:
-            repos = list(repos) if repos is not None else self.config.repos
-            source = {"database": database, "repos": repos}
-        split = self.config.eval_split
         engine = LifelongEngine(
             self.output_dir,
             [self],
-            **source,
-            data_path=data_path or self.config.data_path,
-            evaluate=bool(split),
-            eval_split=split or "test",
+            **train_data(repos, database, data_path, self.config),
+            export_dir=export_dir or self.config.export_dir,
+            evaluate_each_repo=self.config.evaluate_each_repo,
+            eval_split=self.config.eval_split,
             configs={self.name: config_to_dict(self.config)},
             overwrite=self.config.overwrite,
         )
@@ -295,13 +295,13 @@ class LLMTrainer:
     # -- evaluation ---------------------------------------------------------------------------
     def evaluate(self, data: Any = None, split: str = "test") -> dict[str, float]:
         """``eval_loss``, ``top1_accuracy``, ``top{k}_accuracy`` on ``split`` of ``data`` (an
-        export dir or a ``Dataset``; default: ``config.data``, else the data of the last step
+        export dir or a ``Dataset``; default: ``config.data_path``, else the data of the last step
         trained, e.g. the merged export of a lifelong run)."""
         from leantrain.llm.evaluation import evaluate_pairs
         from leantrain.llm.training_data import load_rl_dataset, references
 
         if data is None:
-            data = self.config.data if self.config.data is not None else self._last_data
+            data = self.config.data_path if self.config.data_path is not None else self._last_data
         if data is None:
             raise ConfigError("nothing to evaluate on", hint="pass data=… (--data DIR)")
         dataset = load_rl_dataset(

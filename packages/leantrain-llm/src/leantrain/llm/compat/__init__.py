@@ -8,5 +8,5 @@ origin). See ``PORTING.md`` at the repository root for each snippet side by side
 LeanDojo-v2's trainers need no compat module: ``leantrain.llm.SFTTrainer`` /
 ``GRPOTrainer``, ``leantrain.retrieval.RetrievalTrainer`` and
 ``leantrain.progress.ProgressTrainer`` take its constructor arguments and
-``train(repos, database, data_path)`` as they are.
+``train(repos, database, data_path)`` as they are (the third argument is ``export_dir``).
 """

@@ -159,7 +159,7 @@ class _Wrapper:
 
 class SFTTrainerWrapper(_Wrapper):
     """hello_agents' SFT wrapper over :class:`~leantrain.llm.SFTTrainer`; ``options`` are
-    further :class:`~leantrain.llm.SFTConfig` keys (``max_steps``, ``eval_split`` …)."""
+    further :class:`~leantrain.llm.SFTConfig` keys (``max_steps``, ``evaluate_each_repo`` …)."""
 
     def __init__(
         self,
@@ -175,7 +175,7 @@ class SFTTrainerWrapper(_Wrapper):
     ) -> None:
         from leantrain.llm.sft_trainer import SFTTrainer
 
-        options.setdefault("eval_split", "")
+        options.setdefault("evaluate_each_repo", False)
         self.dataset = dataset
         self.trainer = SFTTrainer(
             **_trainer_kwargs(
@@ -211,7 +211,7 @@ class GRPOTrainerWrapper(_Wrapper):
     ) -> None:
         from leantrain.llm.grpo_trainer import GRPOTrainer
 
-        options.setdefault("eval_split", "")
+        options.setdefault("evaluate_each_repo", False)
         if isinstance(batch_size, int) and batch_size >= 1:
             options.setdefault("num_generations", _group_size(batch_size))
         self.dataset = dataset
