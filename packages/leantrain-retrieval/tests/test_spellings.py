@@ -20,7 +20,7 @@ def test_a_setting_reaches_the_model_the_data_and_the_trainer_in_every_spelling(
 
     monkeypatch.setattr(RetrievalTrainer, "_lightning_trainer", spy)
     out, data = str(tmp_path / "run"), str(synthetic_export)
-    small = {"tiny_d_model": 32, "tiny_layers": 1, "evaluate_after_repo": False}
+    small = {"tiny_d_model": 32, "tiny_layers": 1, "evaluate_each_repo": False}
     small |= {"report_to": "none", "data_path": data, "output_dir": out}
     argv = ["retrieval", "train", "--model", "tiny", "--data", data, "--output-dir", out]
     argv += ["--lr", "0.002", "--batch-size", "4", "--context-max-len", "48"]

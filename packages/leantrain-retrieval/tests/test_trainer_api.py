@@ -10,7 +10,7 @@ def test_evaluate_defaults_to_the_configured_data_and_save_reloads(
     tmp_path, synthetic_export, make_config
 ):
     trainer = RetrievalTrainer(
-        make_config(max_steps=1, evaluate_after_repo=False, data_path=str(synthetic_export))
+        make_config(max_steps=1, evaluate_each_repo=False, data_path=str(synthetic_export))
     )
     trainer.train()
     metrics = trainer.evaluate()
@@ -43,7 +43,7 @@ def test_training_through_the_api_prints_no_engine_chatter(tmp_path, synthetic_e
         from pathlib import Path
         from leantrain.retrieval import RetrievalTrainer
         warnings.simplefilter("default")
-        cfg = tiny_config(Path({str(tmp_path)!r}), max_steps=1, evaluate_after_repo=False,
+        cfg = tiny_config(Path({str(tmp_path)!r}), max_steps=1, evaluate_each_repo=False,
                           data_path={str(synthetic_export)!r})
         RetrievalTrainer(cfg).train()
         # the filters were scoped to training: nothing stays behind

@@ -141,7 +141,7 @@ def test_a_second_train_on_the_same_run_does_no_work(synthetic_export, make_conf
 
 
 def test_evaluate_and_save_round_trip(tmp_path, synthetic_export, make_config):
-    trainer = RetrievalTrainer(make_config(max_steps=2, evaluate_after_repo=False))
+    trainer = RetrievalTrainer(make_config(max_steps=2, evaluate_each_repo=False))
     trainer.train(synthetic_export)
     texts = ["⊢ a + b = b + a", "theorem Syn.foo : True"]
     trainer.save(tmp_path / "m")
@@ -189,7 +189,7 @@ def test_a_killed_step_resumes_from_its_work_dir(synthetic_export, make_config):
             cfg.output_dir,
             [RetrievalTrainer(cfg)],
             data=synthetic_export,
-            evaluate=False,
+            evaluate_each_repo=False,
             callbacks={"retrieval": callbacks},
         )
 

@@ -227,7 +227,7 @@ class RetrievalConfig(RetrieverArgs, DataArgs):
             range="[0,1]",
         ),
     )
-    evaluate_after_repo: bool = field(
+    evaluate_each_repo: bool = field(
         default=True,
         metadata=_help(
             "after each repo, score the best checkpoint and BM25 on the export's test splits (R@1, R@10, MRR)"

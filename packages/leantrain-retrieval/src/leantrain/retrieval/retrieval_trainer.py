@@ -28,7 +28,7 @@ import lightning as L
 import torch
 from leantrain.core.config import config_to_dict
 from leantrain.core.errors import ConfigError, LeanTrainError, MissingDependencyError
-from leantrain.core.lifelong import LifelongEngine, Step, final_checkpoint, open_database
+from leantrain.core.lifelong import LifelongEngine, Step, final_checkpoint, train_data
 from leantrain.retrieval.datamodule import RetrievalDataModule
 from leantrain.retrieval.ewc import EWC
 from leantrain.retrieval.premise_retriever import PremiseRetriever
@@ -121,32 +121,22 @@ class RetrievalTrainer:
         self,
         repos: Sequence[Any] | str | Path | None = None,
         database: Any = None,
+        export_dir: str | Path | None = None,
+        *,
         data_path: str | Path | None = None,
     ) -> dict[str, Any]:
-        """Train on one export dir (``train(data_dir)``) or lifelong (``train(repos, database,
-        data_path)``; ``repos``: ``"URL@COMMIT"`` strings or objects with ``url`` and
-        ``commit``, ``None``: the config's, else the database's curriculum). Returns the
-        engine's result: ``{output_dir, per_repo, final, checkpoints, model_dir, evals}``."""
+        """Train on one export dir (``train(data_dir)``, ``train(data_path=…)``) or lifelong
+        (``train(repos, database, export_dir)``; ``repos``: ``"URL@COMMIT"`` strings or objects
+        with ``url`` and ``commit``, ``None``: the config's, else the database's curriculum; see
+        :func:`leantrain.core.lifelong.train_data`). Returns the engine's result:
+        ``{output_dir, per_repo, final, checkpoints, model_dir, evals}``."""
         cfg = self.config
-        data = None
-        if isinstance(repos, (str, Path)) and database is None:
-            data, repos = repos, None
-        database = database if database is not None else cfg.database
-        if database is None:
-            data = data if data is not None else cfg.data_path
-            if data is None:
-                raise ConfigError(
-                    "nothing to train on",
-                    hint="give --data EXPORT_DIR, or --database (and --repos) for lifelong training",
-                )
         engine = LifelongEngine(
             self.output_dir,
             [self],
-            database=open_database(database),
-            repos=repos if repos is not None else (list(cfg.repos) or None),
-            data=None if database is not None else Path(data),
-            data_path=data_path,
-            evaluate=cfg.evaluate_after_repo,
+            **train_data(repos, database, data_path, cfg),
+            export_dir=export_dir,
+            evaluate_each_repo=cfg.evaluate_each_repo,
             configs={NAME: config_to_dict(cfg)},
             overwrite=cfg.overwrite,
         )
