@@ -67,6 +67,12 @@ class ProgressArguments:
             "help": "When data_path is an export directory with a val split and eval_data_path is not set: 'val' evaluates (and picks the best checkpoint) on it and trains on every training row; 'none' holds out eval_ratio of the training rows."
         },
     )
+    evaluate_each_repo: bool = field(
+        default=True,
+        metadata={
+            "help": "After each repo (lifelong, or one export directory), score the model on every repo's test split so far."
+        },
+    )
     padding: Literal["dynamic", "max_length"] = field(
         default="dynamic",
         metadata={

@@ -27,7 +27,7 @@ from leantrain.core.lifelong import (
     Step,
     final_checkpoint,
     last_complete_checkpoint,
-    open_database,
+    train_data,
 )
 from leantrain.progress.dataset import (
     ProgressDataset,
@@ -350,28 +350,31 @@ class ProgressTrainer:
 
     def train(
         self,
-        repos: Sequence[Any] | None = None,
+        repos: Sequence[Any] | str | Path | None = None,
         database: Any = None,
+        export_dir: str | Path | None = None,
+        *,
         data_path: str | Path | None = None,
     ) -> dict[str, Any]:
         """Train; returns the engine's result ``{output_dir, per_repo, final, checkpoints,
         model_dir, evals}``.
 
-        Without ``repos``: one step on ``config.data_path``. With ``repos`` and ``database`` (a
-        ``leantrain.export.Database``, its path, or LeanDojo-v2's ``DynamicDatabase``):
-        lifelong — for each repository the merged export of the repositories so far is written
-        under ``data_path`` and training continues on it; ``<output_dir>/progress/NNN-<repo>/``
-        is the model after repository NNN. A rerun skips finished steps and resumes a killed one.
+        ``train()``: one step on ``config.data_path`` (or ``train(path)`` / ``data_path=…``).
+        ``train(repos, database, export_dir)`` (``database``: a ``leantrain.export.Database``,
+        its path, or LeanDojo-v2's ``DynamicDatabase``): lifelong — for each repository the
+        merged export of the repositories so far is written under ``export_dir`` and training
+        continues on it; ``<output_dir>/progress/NNN-<repo>/`` is the model after repository
+        NNN. A rerun skips finished steps and resumes a killed one. See
+        :func:`leantrain.core.lifelong.train_data`.
         """
-        data = None if repos is not None else self.config.data_path
+        source = train_data(repos, database, data_path, self.config)
+        lifelong = "database" in source or Path(str(source["data"])).is_dir()
         engine = LifelongEngine(
             self.output_dir,
             [self],
-            database=open_database(database),
-            repos=repos,
-            data=data,
-            data_path=data_path,
-            evaluate=repos is not None or Path(str(data)).is_dir(),  # not on training rows
+            **source,
+            export_dir=export_dir,
+            evaluate_each_repo=self.config.evaluate_each_repo and lifelong,  # not on rows
             configs={self.name: config_to_dict(self.config)},
             overwrite=self.config.overwrite,
         )
