@@ -78,7 +78,7 @@ def _train(argv: Sequence[str]) -> int:
         print("# command:", " ".join(plan["command"]))
         return 0
     result = manager.train(
-        data_path=args.data_path, repos=args.repos, database=args.database, overwrite=args.overwrite
+        args.repos or None, args.database, data_path=args.data_path, overwrite=args.overwrite
     )
     print(json.dumps(result, indent=2, default=str))
     return 0

@@ -28,7 +28,7 @@ from typing import Any
 
 from leantrain.core.atomic import atomic_write_json, atomic_write_text
 from leantrain.core.errors import CheckpointError, ConfigError, LeanTrainError
-from leantrain.core.lifelong import LifelongEngine, Step
+from leantrain.core.lifelong import LifelongEngine, Step, train_data
 from leantrain.verl.algorithms import algorithm_overrides
 from leantrain.verl.config import (
     LeantrainSection,
@@ -316,30 +316,30 @@ class VERLTrainingManager:
     # -- training ---------------------------------------------------------------------------
     def train(
         self,
+        repos: Sequence[Any] | str | Path | None = None,
+        database: Any = None,
+        export_dir: str | Path | None = None,
+        *,
         data_path: Any = None,
         output_dir: str | Path | None = None,
-        *,
-        repos: Sequence[Any] | None = None,
-        database: Any = None,
         overwrite: bool = False,
     ) -> dict[str, Any]:
         """Train; returns ``{output_dir, per_repo, final, checkpoints, model_dir, evals}``.
 
-        ``data_path`` is an export dir / split file (one step), or give ``repos`` and a
-        ``database`` for lifelong training (each step from the previous step's model).
+        The trainers' one signature (:func:`leantrain.core.lifelong.train_data`):
+        ``train(data_path=…)`` (or ``train(path)``) is one step on an export dir / split file;
+        ``train(repos, database, export_dir)`` is lifelong (each step from the previous step's
+        model, merged exports under ``export_dir``).
         """
         if output_dir is not None:
             self.output_dir = Path(output_dir)
-        if database is None and data_path is None:
-            raise ConfigError("no training data", hint="pass data_path=… (--data_path DIR)")
-        self.check_inputs(data_path, database)  # before the engine writes the run directory
-        source: dict[str, Any] = (
-            {"database": database, "repos": repos} if database is not None else {"data": data_path}
-        )
+        source = train_data(repos, database, data_path)
+        self.check_inputs(source.get("data"), source.get("database"))  # before the run dir
         engine = LifelongEngine(
             self.output_dir,
             [self],
             **source,
+            export_dir=export_dir,
             configs={self.name: self._fingerprint()},
             overwrite=overwrite,
             output_flag="--output_dir",
