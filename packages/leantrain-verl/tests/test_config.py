@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from leantrain.core.errors import ConfigError
 from leantrain.verl.algorithms import ALGORITHMS, algorithm_overrides
-from leantrain.verl.config import compose_config, parse_overrides, validate_config
+from leantrain.verl.config import _get, compose_config, parse_overrides, validate_config
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "grpo_trainer.yaml"
 
@@ -73,6 +73,19 @@ def test_ppo_needs_a_critic(small):
     cfg = compose_config(small, algorithm_type="ppo", overrides={"critic.enable": False})
     with pytest.raises(ConfigError, match="needs a critic"):
         validate_config(cfg, need_data=False)
+
+
+def test_ppo_s_critic_gets_the_actor_s_micro_batch_unless_one_is_set(small):
+    """``--algorithm ppo`` adds a critic: with the shipped example (no critic section) it
+    validates, the critic taking the actor's micro-batch; a value the user gives wins."""
+    critic = "critic.ppo_micro_batch_size_per_gpu"
+    actor = "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"
+    cfg = compose_config(EXAMPLE, algorithm_type="ppo")
+    validate_config(cfg, need_data=False)
+    assert _get(cfg, critic) == _get(cfg, actor) is not None
+    del small["critic"]
+    assert _get(compose_config(small, algorithm_type="ppo", overrides={critic: 1}), critic) == 1
+    assert _get(compose_config(small, algorithm_type="grpo"), critic) is None  # no critic
 
 
 def test_missing_data_files_are_an_error(small, tmp_path):

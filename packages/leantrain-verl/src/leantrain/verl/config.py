@@ -284,6 +284,15 @@ def compose_config(
         items = parse_overrides(overrides) if not isinstance(overrides, Mapping) else overrides
         for key, value in items.items():
             _set(cfg, key, value, "override")
+    critic = "critic.ppo_micro_batch_size"
+    if (
+        _get(cfg, "critic.enable")
+        and _get(cfg, critic) is None
+        and _get(cfg, critic + "_per_gpu") is None
+    ):
+        # a critic the algorithm added (ppo) gets the actor's micro-batch unless one is set
+        actor = _get(cfg, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu")
+        _set(cfg, critic + "_per_gpu", actor, "leantrain defaults")
     return cfg
 
 
