@@ -1,4 +1,5 @@
-"""leantrain-core and leantrain-export type-check with mypy (configured in the root pyproject)."""
+"""leantrain-core, leantrain-export and leantrain-prover type-check with mypy (configured in the
+root pyproject)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ import sys
 import pytest
 from leantrain_tools.workspace import REPO_ROOT
 
-CHECKED = ["packages/leantrain-core/src", "packages/leantrain-export/src"]
+CHECKED = [
+    "packages/leantrain-core/src",
+    "packages/leantrain-export/src",
+    "packages/leantrain-prover/src",
+]
 
 
 @pytest.mark.slow
