@@ -17,15 +17,38 @@ def dataset_config(cfg: Any, max_samples: int | None = None) -> Any:
         TacticDatasetConfig,
     )
 
+    retriever = getattr(cfg, "retriever", None)
+    if retriever is None:
+        _check_no_training_retriever(getattr(cfg, "model_name", None))
     return TacticDatasetConfig(
         system_prompt=DEFAULT_SYSTEM_PROMPT if cfg.system_prompt is None else cfg.system_prompt,
         split_strategy=cfg.split_strategy,
         first_line_only=getattr(cfg, "first_line_only", False),
         max_samples=max_samples,
-        retriever=getattr(cfg, "retriever", None),
+        retriever=retriever,
         num_premises=getattr(cfg, "num_premises", 10),
         max_premise_chars=getattr(cfg, "max_premise_chars", DEFAULT_MAX_PREMISE_CHARS),
     )
+
+
+def _check_no_training_retriever(model_name: str | None) -> None:
+    """A model whose leantrain run trained it with a retriever is not evaluated or trained on
+    further with premise-free prompts by default: one line saying to pass ``--retriever``
+    (the same one, or ``""`` for none on purpose)."""
+    if not model_name:
+        return
+    from leantrain.core.errors import ConfigError
+    from leantrain.tactics.trained_prompt import recorded_training_config
+
+    recorded = recorded_training_config(model_name)
+    trained_with = recorded.get("retriever") if recorded else None
+    if trained_with:
+        raise ConfigError(
+            f"--model {model_name} was trained with retriever={trained_with}, but no --retriever "
+            "is given (its prompts would lose their premises)",
+            hint=f"pass --retriever {trained_with} (and its --num-premises, --max-premise-chars), "
+            "or --retriever '' to drop the premises on purpose",
+        )
 
 
 def _check_exists(path: str | Path) -> Path:

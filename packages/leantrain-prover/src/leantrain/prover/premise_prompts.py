@@ -52,8 +52,8 @@ def premise_settings(config: ProverConfig) -> PremiseSettings:
     training run recorded, else none / the defaults. A one-line :class:`ConfigError` when they
     differ from the recorded ones and ``config.prompt_override`` is off. Reads only the run
     manifest: no model loads."""
-    from leantrain.prover.generator import recorded_training_config
     from leantrain.tactics import DEFAULT_MAX_PREMISE_CHARS
+    from leantrain.tactics.trained_prompt import recorded_training_config
 
     trained_cfg = recorded_training_config(config.generator) if config.generator else None
     given = (config.retriever, config.num_premises, config.max_premise_chars)
