@@ -217,6 +217,17 @@ def test_missing_data_is_a_data_error(tmp_path):
         _trainer(tmp_path, name="other").train()
 
 
+def test_a_damaged_config_json_is_one_line(tmp_path):
+    """An interrupted copy leaves ``config.json`` truncated: one line naming the file (it was
+    transformers' OSError traceback in ``leantrain sft --model`` and ``llm eval --model``)."""
+    from leantrain.llm.model_loading import load_model_and_tokenizer
+
+    (tmp_path / "config.json").write_text('{"model_type": "qwen2", ')
+    with pytest.raises(CheckpointError, match=r"config.json: not valid JSON") as e:
+        load_model_and_tokenizer(tmp_path)
+    assert "\n" not in e.value.one_line()
+
+
 def test_corrupted_weights_are_a_checkpoint_error(sft_rows, tmp_path):
     result = _trainer(tmp_path, max_steps=2).train(sft_rows)
     weights = tmp_path / "run" / "sft" / "000-dataset" / "model.safetensors"

@@ -88,6 +88,19 @@ def resolve_model_path(name: str | Path) -> Path | None:
     )
 
 
+def _verify_json(path: Path) -> None:
+    """Read the JSON files of a model directory, so that a damaged ``config.json`` (an
+    interrupted copy or download) is one line naming it, not transformers' traceback."""
+    for f in sorted(path.glob("*.json")):
+        try:
+            json.loads(f.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            raise CheckpointError(
+                f"{f}: not valid JSON ({e})".split("\n")[0],
+                hint="the model directory is damaged: copy or download it again",
+            ) from None
+
+
 def _verify_safetensors(path: Path) -> None:
     """Open every safetensors file's header so a truncated/corrupted file is a clear error."""
     from safetensors import safe_open
@@ -167,6 +180,7 @@ def load_model_and_tokenizer(
                 hint="check the name or pass a local directory",
             ) from None
         return model, tokenizer
+    _verify_json(path)
     _verify_safetensors(path)
     if (path / "adapter_config.json").is_file():
         from peft import PeftModel
