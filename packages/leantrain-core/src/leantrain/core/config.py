@@ -626,7 +626,6 @@ def parse_cli(
     argv: Sequence[str],
     *,
     aliases: Mapping[str, str] | None = None,
-    defaults: Mapping[str, Any] | None = None,
     prog: str | None = None,
     description: str | None = None,
 ) -> C:
@@ -634,14 +633,13 @@ def parse_cli(
 
     ``aliases`` maps friendly flag names to fields (``{"model": "model_name"}``); ``--foo-bar``
     and ``--foo_bar`` are the same flag; a list field may be given by repeating its flag.
-    ``defaults`` (Python values) apply under both. ``--help`` prints leantrain's own fields
+    ``--help`` prints leantrain's own fields
     first, then the engine's by class, each with its help text, and exits 0.
     """
     if "-h" in argv or "--help" in argv:
         print(format_help(cls, prog=prog, description=description, aliases=aliases))
         raise SystemExit(0)
-    data = {**dict(defaults or {}), **_cli_values(cls, argv, aliases)}
-    return _build(cls, data, source="command line")
+    return _build(cls, _cli_values(cls, argv, aliases), source="command line")
 
 
 def _field_owner(cls: type, name: str) -> type:
