@@ -57,3 +57,7 @@ def test_porting_snippets_run(tmp_path, monkeypatch):
     assert (tmp_path / "output" / "sft-merged" / "config.json").is_file()
     assert (tmp_path / "output" / "merged-from-run" / "config.json").is_file()
     assert list((tmp_path / "runs" / "g" / "grpo").glob("000-*/leantrain_model.json"))
+    # HFAgent(…).prove() ports: the Prover's results, and the pipeline's prove stage
+    assert (tmp_path / "proofs" / "summary.json").is_file()
+    assert list((tmp_path / "runs" / "agent" / "prove" / "proofs").glob("000-*/summary.json"))
+    assert "replay proof rate" in (tmp_path / "runs" / "agent" / "report.md").read_text()

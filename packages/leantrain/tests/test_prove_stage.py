@@ -270,3 +270,51 @@ def test_the_pipeline_sets_the_prove_stage_models_and_output(tmp_path):
     stage = pipeline_module.build_trainer("prove", cfg.prove, cfg)
     assert (stage.generator_from, stage.progress_from) == ("grpo", "progress")
     assert stage.score_key == "replay_proof_rate"
+
+
+@pytest.mark.slow
+def test_real_tiny_models_prove_what_the_generator_memorised(tmp_path):
+    """SFT trained on the test proofs of the repositories so far (a memoriser), a real
+    progress model: every cell is fully proved, through the real checkpoints."""
+    import torch
+
+    torch.set_num_threads(1)  # 2 CPU cores shared by several test runs
+    run_dir = tmp_path / "run"
+    cfg = {
+        "run_dir": str(run_dir),
+        "sources": ["sample"],
+        "repos": ["nat-basics", "list-basics"],
+        "trainers": ["sft", "progress", "prove"],
+        "sft": {
+            "model_name": "tiny",
+            "train_split": "test",
+            "max_steps": 150,
+            "per_device_train_batch_size": 6,
+            "learning_rate": 3e-3,
+            "logging_steps": 50,
+            "save_steps": 1000,
+            "max_eval_samples": 2,
+            "eval_k": 1,
+        },
+        "progress": {"model_name": "tiny", "epochs": 1},
+        "prove": {"num_sampled_tactics": 2, "max_expansions": 8, "max_new_tokens": 24},
+    }
+    result = Pipeline(cfg).run()
+    _, cells = proof_matrix(run_dir)
+    assert [len(row) for row in cells] == [1, 2]
+    for row in cells:
+        for cell in row:
+            assert cell["attempted"] >= 1
+            assert cell["proved"] == cell["attempted"], cells
+    manifest = RunManifest.load(run_dir)
+    for i in range(2):
+        step_dir = next((run_dir / "prove" / "proofs").glob(f"{i:03d}-*"))
+        used = json.loads((step_dir / "prover_config.json").read_text())
+        assert used["generator"] == str(
+            manifest.checkpoint_path(manifest.step("sft", i).checkpoint)
+        )
+        assert used["progress"] == str(
+            manifest.checkpoint_path(manifest.step("progress", i).checkpoint)
+        )
+        assert json.loads((step_dir / "proofs.json").read_text())  # found proofs, traced format
+    assert "replay proof rate" in Path(result["report"]).read_text()

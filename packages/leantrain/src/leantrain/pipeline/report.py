@@ -48,6 +48,12 @@ def _short(repo: str) -> str:
     return repo.split("@")[0].rstrip("/").rsplit("/", 1)[-1]
 
 
+def _label(key: Any) -> str:
+    """A metric's name as shown: ``replay_proof_rate`` reads "replay proof rate"."""
+    key = str(key)
+    return key.replace("_", " ") if key.endswith("proof_rate") else key
+
+
 def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -168,7 +174,7 @@ def _plot_heatmap(trainer: str, info: dict[str, Any], path: Path) -> bool:
     ax.set_yticks(range(n), [f"after {r}" for r in repos], fontsize=8)
     ax.set_xlabel("evaluated on (own test split)")
     better = "higher" if info["higher_is_better"] else "lower"
-    ax.set_title(f"{trainer}: {info['key']} ({better} is better)", fontsize=9)
+    ax.set_title(f"{trainer}: {_label(info['key'])} ({better} is better)", fontsize=9)
     fig.colorbar(image, ax=ax, shrink=0.8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -189,8 +195,8 @@ def _plot_curves(trainer: str, info: dict[str, Any], path: Path) -> bool:
             ax.plot([k for k, _ in pts], [v for _, v in pts], marker="o", label=_short(repo))
     ax.set_xticks(range(len(a)), [_short(r) for r in repos], fontsize=8)
     ax.set_xlabel("after training on")
-    ax.set_ylabel(str(info["key"]))
-    ax.set_title(f"{trainer}: each repository's {info['key']} as training goes on")
+    ax.set_ylabel(_label(info["key"]))
+    ax.set_title(f"{trainer}: each repository's {_label(info['key'])} as training goes on")
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -298,7 +304,7 @@ def forgetting_lines(report: dict[str, dict[str, Any]]) -> list[str]:
         )
         direction = "↑" if info["higher_is_better"] else "↓"
         lines.append(
-            f"| {trainer} | {info['key']} {direction} | {_fmt(info['average'])} | "
+            f"| {trainer} | {_label(info['key'])} {direction} | {_fmt(info['average'])} | "
             f"{_fmt(info['bwt'])} | {_fmt(info['mean_forgetting'])} | {per or '—'} |"
         )
     return lines
