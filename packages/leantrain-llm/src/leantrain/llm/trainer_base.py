@@ -318,6 +318,7 @@ class LLMTrainer:
     def suggest_tactics(self, state: str, k: int = 4) -> list[str]:
         """Up to ``k`` distinct tactics for a proof state, best first, prompted as in training."""
         from leantrain.llm.evaluation import generate_tactics
+
         if getattr(self.config, "retriever", None):
             # a premise-free prompt would not be the training one: refuse, never ask silently
             raise ConfigError(
