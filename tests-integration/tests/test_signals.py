@@ -78,7 +78,7 @@ def _terminate_then_resume(cwd: Path, args: list[str], out: Path, trainer: str, 
 def test_sigterm_sft_then_resume(tmp_path: Path) -> None:
     out = tmp_path / "sft"
     args = ["sft", "--model", "tiny", "--data", str(_data()), "--output-dir", str(out)]
-    args += ["--max-steps", "12", "--save-steps", "2", "--eval-split", ""]
+    args += ["--max-steps", "12", "--save-steps", "2", "--evaluate-each-repo", "false"]
     _terminate_then_resume(tmp_path, args, out, "sft", "*/checkpoint-*")
     (step,) = RunManifest.load(out).steps
     assert step.metrics["global_step"] == 12

@@ -34,8 +34,8 @@ def test_cli_sft_then_eval(lean4_example, tmp_path, capsys):
                 str(out),
                 "--max-steps",
                 "3",
-                "--eval-split",
-                "",
+                "--evaluate-each-repo",
+                "false",
             ]
         )
         == 0

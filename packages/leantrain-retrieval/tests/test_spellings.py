@@ -25,7 +25,7 @@ def test_a_setting_reaches_the_model_the_data_and_the_trainer_in_every_spelling(
     argv = ["retrieval", "train", "--model", "tiny", "--data", data, "--output-dir", out]
     argv += ["--lr", "0.002", "--batch-size", "4", "--context-max-len", "48"]
     argv += ["--max-steps", "2", "--accelerator", "cpu", "--tiny-d-model", "32"]
-    argv += ["--tiny-layers", "1", "--evaluate-after-repo", "false", "--report-to", "none"]
+    argv += ["--tiny-layers", "1", "--evaluate-each-repo", "false", "--report-to", "none"]
     assert main(argv) == 0
 
     trainer = seen["trainer"]
