@@ -53,3 +53,12 @@ def test_a_retrieval_trained_model_needs_its_retriever_given(tmp_path):
     for model in (str(plain), "tiny"):
         cfg = config_from_dict(SFTConfig, {"model_name": model, "output_dir": str(tmp_path)})
         assert dataset_config(cfg).retriever is None
+
+
+def test_suggest_tactics_refuses_to_drop_the_premises(tmp_path):
+    from leantrain.llm import SFTTrainer
+
+    trainer = SFTTrainer(model_name="tiny", output_dir=str(tmp_path), retriever="runs/ret")
+    with pytest.raises(ConfigError, match="suggest_tactics does not retrieve premises"):
+        trainer.suggest_tactics("⊢ True")
+    assert trainer._model is None  # refused before the model loads

@@ -128,6 +128,15 @@ def test_premises_are_accessible_from_the_theorem_only(nat_basics, retriever):
     )
     assert got and set(got) <= allowed
     assert len(got) == len(allowed) < len(corpus)
+    # the same ranking as leantrain-retrieval's own retrieve() (on a CPU: fp32 either way)
+    model = source.retriever
+    model.index_corpus(corpus)
+    state = "n : Nat\n⊢ n + 0 = n"
+    theirs = model.retrieve(state, "NatBasics/Lemmas.lean", 4, position=(19, 1))
+    [ours] = RetrievedPremises(model, source.index, 4).premises(
+        [PremiseQuery(state, "NatBasics/Lemmas.lean", (19, 1))]
+    )
+    assert ours == [p.serialize() for p, _ in theirs]
 
 
 def test_without_a_retriever_the_prompt_is_unchanged(nat_basics, prompts):

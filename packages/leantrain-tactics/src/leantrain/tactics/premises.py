@@ -14,7 +14,9 @@ on gold ones would learn that a listed premise is always the right one and be as
 at proof time. The corpus is the export's ``corpus.jsonl`` (the same file for a split of that
 export in training and in the prover).
 
-Nothing here imports torch until a retriever is loaded; :func:`check_retriever` is cheap, so bad
+Embeddings are computed in fp32 on every device (:data:`PRECISION`), so training on a GPU and
+proving on a CPU rank the same premises (up to float rounding of exact ties). Nothing here
+imports torch until a retriever is loaded; :func:`check_retriever` is cheap, so bad
 settings fail before any model loads.
 """
 
@@ -45,6 +47,18 @@ class PremiseQuery:
 
 class PremiseSource(Protocol):
     """Gives each query its premises (serialised, best first)."""
+
+    def _encode_states(self, states: list[str]) -> Any:
+        """Query embeddings as :meth:`PremiseRetriever.encode_contexts` makes them (the
+        retriever's ``context_format`` and ``context_max_len``), in :data:`PRECISION`."""
+        from leantrain.retrieval.context import format_context
+
+        args = self.retriever.args
+        return self.retriever.encode_texts(
+            [format_context(s, args.context_format) for s in states],
+            max_len=args.context_max_len,
+            precision=PRECISION,
+        )
 
     def premises(self, queries: Sequence[PremiseQuery]) -> list[list[str]]:
         """One list per query."""
@@ -96,6 +110,11 @@ def corpus_dir(data: str | Path) -> Path:
         hint="give the export dir of 'leantrain export merge' as the data",
     )
 
+
+PRECISION = "fp32"
+"""Premises are ranked with fp32 embeddings on every device: a GPU's bf16 autocast (the
+retriever's default there) could reorder near-ties, and a generator trained on a GPU would then
+see other premises than the prover on a CPU gives it."""
 
 _MODELS: dict[tuple[str, str], Any] = {}
 _INDEXES: dict[tuple[str, str, str, int, int], Any] = {}
@@ -155,17 +174,33 @@ class RetrievedPremises:
         )
         index = _INDEXES.get(ikey)
         if index is None:
-            index = PremiseIndex.build(model, Corpus.from_export(directory))
+            corpus = Corpus.from_export(directory)
+            embeddings = model.encode_texts(
+                corpus.texts(), max_len=model.args.premise_max_len, precision=PRECISION
+            )
+            index = PremiseIndex(embeddings, corpus, {}, model)
             _INDEXES.clear()
             _INDEXES[ikey] = index
         return cls(model, index, k)
+
+    def _encode_states(self, states: list[str]) -> Any:
+        """Query embeddings as :meth:`PremiseRetriever.encode_contexts` makes them (the
+        retriever's ``context_format`` and ``context_max_len``), in :data:`PRECISION`."""
+        from leantrain.retrieval.context import format_context
+
+        args = self.retriever.args
+        return self.retriever.encode_texts(
+            [format_context(s, args.context_format) for s in states],
+            max_len=args.context_max_len,
+            precision=PRECISION,
+        )
 
     def premises(self, queries: Sequence[PremiseQuery]) -> list[list[str]]:
         """The ``k`` best accessible premises of each query, serialised, best first."""
         out: list[list[str]] = []
         for start in range(0, len(queries), self.batch_size):
             chunk = queries[start : start + self.batch_size]
-            embeddings = self.retriever.encode_contexts([q.state for q in chunk])
+            embeddings = self._encode_states([q.state for q in chunk])
             ids, _ = self.index.search(
                 embeddings,
                 [q.file_path for q in chunk],
