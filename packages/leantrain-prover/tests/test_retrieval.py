@@ -223,6 +223,26 @@ def test_the_training_retriever_comes_from_the_run_and_a_mismatch_is_one_line(
         Prover(generator=str(plain), tactic_generator=gen, data=str(nat_basics), **rag)
 
 
+def test_a_relative_training_retriever_is_found_from_another_directory(
+    nat_basics, retriever, tmp_path, monkeypatch
+):
+    """The run recorded the retriever relative to where it trained (the directory above
+    runs/); proving from elsewhere still finds it, and the same retriever given by its
+    absolute path is no mismatch."""
+    import shutil
+
+    project = tmp_path / "project"
+    shutil.copytree(retriever, project / "runs" / "ret")
+    run = _run(project / "runs" / "gen", {"system_prompt": None, "retriever": "runs/ret"})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    gen = PremiseGenerator()
+    for given in ({}, {"retriever": str(project / "runs" / "ret")}):
+        prover = Prover(generator=str(run), tactic_generator=gen, data=str(nat_basics), **given)
+        assert prover.premise_settings.retriever == str(project / "runs" / "ret")
+
+
 def test_a_generator_without_premises_is_refused_with_a_retriever(nat_basics, retriever):
     class Plain:
         def propose(self, states, k):

@@ -22,6 +22,7 @@ import inspect
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from leantrain.core.errors import ConfigError
@@ -47,6 +48,18 @@ def _same_path(a: str | None, b: str | None) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
+def _locate(recorded: str | None, generator: str) -> str | None:
+    """The recorded retriever path, found from here: as recorded when it exists (or is
+    absolute), else relative to a directory above the generator (a run records the path as
+    given, relative to where it was trained: usually the directory its own path starts from)."""
+    if not recorded or os.path.isabs(recorded) or os.path.exists(recorded):
+        return recorded
+    for parent in Path(generator).resolve().parents:
+        if (parent / recorded).exists():
+            return str(parent / recorded)
+    return recorded
+
+
 def premise_settings(config: ProverConfig) -> PremiseSettings:
     """The settings the generator is asked with: the config's where given, else the ones its
     training run recorded, else none / the defaults. A one-line :class:`ConfigError` when they
@@ -64,7 +77,7 @@ def premise_settings(config: ProverConfig) -> PremiseSettings:
             config.max_premise_chars or DEFAULT_MAX_PREMISE_CHARS,
         )
     trained = PremiseSettings(
-        trained_cfg.get("retriever") or None,
+        _locate(trained_cfg.get("retriever") or None, config.generator),
         int(trained_cfg.get("num_premises") or DEFAULT_NUM_PREMISES),
         int(trained_cfg.get("max_premise_chars") or DEFAULT_MAX_PREMISE_CHARS),
     )
