@@ -107,11 +107,15 @@ def test_sft_trains_with_the_compact_head_and_the_same_losses(sft_rows, tmp_path
         "seed": 0,
     }
     projected = _count_projected_rows(monkeypatch)
-    SFTTrainer(model_name="tiny", output_dir=tmp_path / "a", evaluate_each_repo=False, **common).train(rows)
+    SFTTrainer(
+        model_name="tiny", output_dir=tmp_path / "a", evaluate_each_repo=False, **common
+    ).train(rows)
     compact, compact_sizes = _losses(tmp_path / "a"), list(projected)
     projected.clear()
     monkeypatch.setattr(lm_head, "compaction_supported", lambda: False)
-    SFTTrainer(model_name="tiny", output_dir=tmp_path / "b", evaluate_each_repo=False, **common).train(rows)
+    SFTTrainer(
+        model_name="tiny", output_dir=tmp_path / "b", evaluate_each_repo=False, **common
+    ).train(rows)
     full, full_sizes = _losses(tmp_path / "b"), list(projected)
 
     assert len(compact) == len(full) == 3
