@@ -551,6 +551,14 @@ def _check_bare(cls: type, key: str, name: str) -> None:
         ) from None
 
 
+def _sections(cls: type) -> dict[str, Sequence[str]]:
+    """The class's ``flag_sections()``: dict fields whose keys are flags of their own
+    (retrieval's ``trainer``: ``--max-steps 20`` is ``trainer: {max_steps: 20}``), each key
+    read as YAML and merged over the ``--config`` file's section."""
+    hook = getattr(cls, "flag_sections", None)
+    return dict(hook()) if hook is not None else {}
+
+
 def _flag_data(
     cls: type,
     flags: Mapping[str, list[str]],
@@ -558,16 +566,27 @@ def _flag_data(
     *,
     known_only: bool,
     bare: Set[str] = frozenset(),
+    sections: Mapping[str, Sequence[str]],
 ) -> dict[str, Any]:
     fields = config_fields(cls)
     data: dict[str, Any] = {}
     given_as: dict[str, str] = {}
     for name, raws in flags.items():
         key = aliases.get(name, name)
+        section = next((s for s, keys in sections.items() if name in keys), None)
+        if key not in fields and section is not None:
+            data.setdefault(section, {})[name] = _flag_readings(raws[-1:])[0]
+            continue
         if key not in fields:
             if known_only:
                 continue
-            hint = _suggest(name, sorted({*fields, *aliases}))
+            moved = getattr(cls, "moved_key", None)
+            error = moved(name, _flag_readings(raws[-1:])[0]) if moved is not None else None
+            if error is not None:
+                raise error
+            hint = _suggest(
+                name, sorted({*fields, *aliases, *(k for s in sections.values() for k in s)})
+            )
             if hint.startswith("did you mean"):
                 hint = "did you mean '--" + hint.split("'")[1].replace("_", "-") + "'?"
             raise ConfigError(f"unknown option '--{name.replace('_', '-')}'", hint=hint)
@@ -608,7 +627,11 @@ def _cli_values(
             yaml_data = {k: v for k, v in yaml_data.items() if k in config_fields(cls)}
         check_keys(cls, yaml_data, source=config_path)
         data.update(typed_values(cls, yaml_data, source=config_path))
-    data.update(_flag_data(cls, flags, aliases, known_only=known_only, bare=bare))
+    sections = {} if known_only else _sections(cls)
+    for key, value in _flag_data(
+        cls, flags, aliases, known_only=known_only, bare=bare, sections=sections
+    ).items():
+        data[key] = {**data.get(key, {}), **value} if key in sections else value
     return data
 
 
