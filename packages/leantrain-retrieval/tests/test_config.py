@@ -64,26 +64,37 @@ def test_a_bad_trainer_key_suggests_the_right_one():
     assert "did you mean 'max_steps'" in e.value.one_line()
 
 
-def test_lightning_flags_fill_the_trainer_section():
-    from leantrain.retrieval.cli import _split_trainer_flags
-
-    rest, trainer = _split_trainer_flags(
-        ["--model", "tiny", "--max-steps", "20", "--accelerator=cpu", "--precision", "bf16-mixed"]
-    )
-    assert rest == ["--model", "tiny"]
-    assert trainer == {"max_steps": 20, "accelerator": "cpu", "precision": "bf16-mixed"}
-    assert RetrievalConfig(trainer=trainer).trainer == trainer
-    # read as YAML reads them: a fraction is a number, not the time-string form Lightning has
-    assert _split_trainer_flags(["--val-check-interval", "0.5"])[1] == {"val_check_interval": 0.5}
+def test_lightning_flags_fill_the_trainer_section(tmp_path):
+    """``--max-steps 20`` is ``trainer: {max_steps: 20}`` (core's ``flag_sections`` hook),
+    each value read as YAML reads it, over the ``--config`` file's ``trainer:``."""
+    argv = [
+        "--model",
+        "tiny",
+        "--max-steps",
+        "20",
+        "--accelerator=cpu",
+        "--precision",
+        "bf16-mixed",
+    ]
+    cfg = parse_cli(RetrievalConfig, argv)
+    assert cfg.model_name == "tiny"
+    assert cfg.trainer == {"max_steps": 20, "accelerator": "cpu", "precision": "bf16-mixed"}
+    # a fraction is a number, not the time-string form Lightning has
+    assert parse_cli(RetrievalConfig, ["--val-check-interval", "0.5"]).trainer == {
+        "val_check_interval": 0.5
+    }
+    path = tmp_path / "r.yaml"
+    path.write_text("trainer: {max_steps: 3, max_epochs: 2}\n")
+    merged = parse_cli(RetrievalConfig, ["--config", str(path), "--max-steps", "5"]).trainer
+    assert merged == {"max_steps": 5, "max_epochs": 2}
     with pytest.raises(ConfigError, match="--max-steps"):
-        _split_trainer_flags(["--max-step", "1"])
+        parse_cli(RetrievalConfig, ["--max-step", "1"])
 
 
 def test_num_gpus_names_the_devices_setting_in_every_spelling(tmp_path):
     """LeanDojo-v2's ``num_gpus`` is Lightning's ``devices``, in the trainer section
     (PORTING.md): each spelling says so in one line instead of a TypeError."""
     from leantrain.retrieval import RetrievalTrainer
-    from leantrain.retrieval.cli import _split_trainer_flags
 
     yaml_file = tmp_path / "r.yaml"
     yaml_file.write_text("num_gpus: 4\n")
@@ -94,15 +105,14 @@ def test_num_gpus_names_the_devices_setting_in_every_spelling(tmp_path):
         lambda: config_from_dict(RetrievalConfig, {"num_gpus": 4}),
         lambda: config_from_yaml(RetrievalConfig, yaml_file),
         lambda: parse_cli(RetrievalConfig, ["--config", str(yaml_file)]),
+        lambda: parse_cli(RetrievalConfig, ["--num-gpus", "4"]),
     ):
         with pytest.raises(ConfigError) as e:
             build()
         lines.add(e.value.one_line())
-    assert len(lines) == 1, lines  # the same line from a keyword, a dict, YAML and --config
+    assert len(lines) == 1, lines  # the same line from a keyword, a dict, YAML, --config, a flag
     assert "'num_gpus' is Lightning's Trainer argument 'devices'" in lines.pop()
     assert "trainer={'devices': 4}" in e.value.one_line()
-    with pytest.raises(ConfigError, match="use --devices"):
-        _split_trainer_flags(["--num-gpus", "4"])
     with pytest.raises(ConfigError, match="did you mean 'devices'"):
         config_from_dict(RetrievalConfig, {"trainer": {"num_gpus": 4}})
 

@@ -101,51 +101,10 @@ def _load_model(path: str, batch_size: int, allow_code: bool = False):
     )
 
 
-def _split_trainer_flags(argv: list[str]) -> tuple[list[str], dict[str, object]]:
-    """``argv`` without the flags named after ``lightning.Trainer`` arguments (``--max-steps
-    20``), and those as a ``trainer:`` section, each value read as in a YAML file (so that a
-    flag and ``--config`` give the same value). A near miss of one (``--max-step``) or
-    LeanDojo-v2's ``--num-gpus`` is one line."""
-    import difflib
-
-    from leantrain.core.config import ALIASES, config_fields, parse_yaml
-    from leantrain.retrieval.retrieval_config import RetrievalConfig
-    from leantrain.retrieval.trainer_args import LEANDOJO_V2_NAMES, flag, trainer_parameters
-
-    ours = {*config_fields(RetrievalConfig), *ALIASES, "config"}
-    names = [n for n in trainer_parameters() if n not in ours]
-    rest: list[str] = []
-    trainer: dict[str, object] = {}
-    i = 0
-    while i < len(argv):
-        name, eq, value = argv[i].partition("=")
-        key = name[2:].replace("-", "_") if name.startswith("--") else ""
-        if key in LEANDOJO_V2_NAMES:
-            right = flag(LEANDOJO_V2_NAMES[key])
-            raise ConfigError(f"unknown option '{name}' (LeanDojo-v2's name)", hint=f"use {right}")
-        close = difflib.get_close_matches(key, names, n=1, cutoff=0.8) if key else []
-        if key and key not in ours and key not in names and close:
-            raise ConfigError(f"unknown option '{name}'", hint=f"did you mean '{flag(close[0])}'?")
-        if key not in names:
-            rest.append(argv[i])
-            i += 1
-            continue
-        if not eq:  # a bare flag switches a boolean on
-            has_value = i + 1 < len(argv) and not argv[i + 1].startswith("--")
-            value, i = (argv[i + 1], i + 1) if has_value else ("true", i)
-        trainer[key] = parse_yaml(value, where=name)
-        i += 1
-    return rest, trainer
-
-
 def _train(argv: list[str]) -> int:
-    import dataclasses
-
     from leantrain.core.config import parse_cli
     from leantrain.retrieval.retrieval_config import RetrievalConfig
 
-    helping = "-h" in argv or "--help" in argv
-    argv, trainer_flags = (argv, {}) if helping else _split_trainer_flags(argv)
     cfg = parse_cli(
         RetrievalConfig,
         argv,
@@ -153,8 +112,6 @@ def _train(argv: list[str]) -> int:
         description="Train the premise retriever. Lightning Trainer arguments are flags too "
         "(--max-steps, --max-epochs, --devices, --strategy, --precision …): they fill trainer:.",
     )
-    if trainer_flags:
-        cfg = dataclasses.replace(cfg, trainer={**cfg.trainer, **trainer_flags})
     _quiet()
     from leantrain.core.lifelong import is_main_process
     from leantrain.retrieval.retrieval_trainer import RetrievalTrainer

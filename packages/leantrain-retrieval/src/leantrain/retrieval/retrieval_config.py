@@ -279,6 +279,14 @@ class RetrievalConfig(RetrieverArgs, DataArgs):
 
             ENCODERS.check_code(self.model_name, allow_code=self.allow_code)
 
+    @classmethod
+    def flag_sections(cls) -> dict[str, tuple[str, ...]]:
+        """Lightning ``Trainer`` arguments are flags of their own (``--max-steps 20``): they
+        fill ``trainer:``, over the ``--config`` file's (core's hook)."""
+        from leantrain.retrieval.trainer_args import trainer_parameters
+
+        return {"trainer": trainer_parameters()}
+
     def part(self, cls: type[A]) -> A:
         """The ``cls`` part of this config (:class:`RetrieverArgs` for the model,
         :class:`DataArgs` for the data module), with this config's values."""
