@@ -97,6 +97,9 @@ class ProveStage:
                 )
             models[role] = record.checkpoint.path
         self._set(models)
+        # load the models now: a model that cannot load stops the run here, with its one-line
+        # error, instead of turning every cell into a skipped evaluation
+        self.prover()
         return {k: models[k] for k in ("generator", "progress")}
 
     def save(self, path: Path) -> None:
