@@ -93,6 +93,55 @@ def check_retriever(path: str | Path, *, flag: str = "--retriever") -> Path:
     )
 
 
+@dataclass(frozen=True)
+class RetrieverCheckpoint:
+    """The saved retriever a retriever setting resolves to now: its directory (absolute) and
+    a fingerprint of its content (:func:`retriever_checkpoint`)."""
+
+    path: str
+    sha256: str
+
+
+def _recorded_files(directory: Path) -> dict[str, str] | None:
+    """The SHA-256 per file that the retrieval run holding ``directory`` recorded when it
+    saved that checkpoint (:class:`~leantrain.core.manifest.StepRecord`), or ``None`` (not a
+    run's checkpoint, or an unreadable manifest: the files are then hashed)."""
+    from leantrain.core.manifest import MANIFEST_NAME, RunManifest
+    from leantrain.core.output_dir import output_kind
+
+    for run in list(directory.parents)[:3]:
+        if output_kind(run) != "run" or not (run / MANIFEST_NAME).is_file():
+            continue
+        try:
+            manifest = RunManifest.load(run)
+        except Exception:
+            return None
+        for step in manifest.steps:
+            if manifest.checkpoint_path(step.checkpoint).resolve() == directory:
+                return dict(step.checkpoint.files)
+        return None
+    return None
+
+
+def retriever_checkpoint(path: str | Path, *, flag: str = "--retriever") -> RetrieverCheckpoint:
+    """The retriever ``path`` names now (:func:`check_retriever`: a lifelong retrieval run
+    names its newest checkpoint, which changes when the run trains on another repository) and
+    its fingerprint: the SHA-256 of its files' SHA-256s, taken from the retrieval run's manifest
+    when it recorded the checkpoint, else hashed here. Two settings with the same fingerprint
+    rank the same premises. Imports no torch."""
+    import hashlib
+    import json
+
+    from leantrain.core.manifest import checksum_tree
+
+    directory = check_retriever(path, flag=flag).resolve()
+    files = _recorded_files(directory)
+    if files is None:
+        files = checksum_tree(directory)
+    digest = hashlib.sha256(json.dumps(sorted(files.items())).encode()).hexdigest()
+    return RetrieverCheckpoint(str(directory), digest)
+
+
 def corpus_dir(data: str | Path) -> Path:
     """The export directory whose ``corpus.jsonl`` serves ``data`` (an export dir, a split dir
     or a split file of it); an export dir without one (LeanDojo benchmark) is returned as is
