@@ -20,6 +20,9 @@ def dataset_config(cfg: Any, max_samples: int | None = None) -> Any:
     retriever = getattr(cfg, "retriever", None)
     if retriever is None:
         _check_no_training_retriever(getattr(cfg, "model_name", None))
+    elif retriever.strip():
+        _check_same_retriever(getattr(cfg, "model_name", None), retriever)
+        retriever = _pinned(cfg, retriever)
     return TacticDatasetConfig(
         system_prompt=DEFAULT_SYSTEM_PROMPT if cfg.system_prompt is None else cfg.system_prompt,
         split_strategy=cfg.split_strategy,
@@ -29,6 +32,50 @@ def dataset_config(cfg: Any, max_samples: int | None = None) -> Any:
         num_premises=getattr(cfg, "num_premises", 10),
         max_premise_chars=getattr(cfg, "max_premise_chars", DEFAULT_MAX_PREMISE_CHARS),
     )
+
+
+def _pinned(cfg: Any, retriever: str) -> str:
+    """In a training run (``cfg.output_dir`` is a leantrain run): the retriever checkpoint the
+    run pinned (:func:`~leantrain.tactics.trained_prompt.pin_retriever`; pinned now at its
+    first dataset with premises, a one-line error when ``retriever`` resolves to another one
+    later: a lifelong retrieval run that trained on). Elsewhere ``retriever`` as given."""
+    from leantrain.core.output_dir import output_kind
+
+    run_dir = getattr(cfg, "output_dir", None)
+    if not run_dir or output_kind(Path(run_dir)) != "run":
+        return retriever
+    from leantrain.tactics.trained_prompt import pin_retriever
+
+    return str(pin_retriever(run_dir, retriever).path)
+
+
+def _check_same_retriever(model_name: str | None, retriever: str) -> None:
+    """A model whose run pinned a retriever checkpoint, evaluated or trained on with the same
+    ``--retriever`` path that now names another checkpoint (a lifelong retrieval run that
+    trained on): one line naming both. Another path (the newer checkpoint's own directory) is
+    a choice and passes."""
+    if not model_name:
+        return
+    import os
+
+    from leantrain.core.errors import ConfigError
+    from leantrain.tactics.premises import retriever_checkpoint
+    from leantrain.tactics.trained_prompt import recorded_training_config
+
+    recorded = recorded_training_config(model_name)
+    pinned = recorded.get("retriever_sha256") if recorded else None
+    if not pinned or os.path.realpath(retriever) != recorded.get("retriever_realpath"):
+        return
+    now = retriever_checkpoint(retriever)
+    if now.sha256 != pinned:
+        was = recorded.get("retriever_checkpoint")
+        raise ConfigError(
+            f"--model {model_name} was trained with retriever checkpoint {was} (sha256 "
+            f"{pinned[:12]}), but --retriever {retriever} is now checkpoint {now.path} (sha256 "
+            f"{now.sha256[:12]})",
+            hint=f"pass --retriever {was} for the prompts it was trained with, or --retriever "
+            f"{now.path} to use the newer retriever on purpose",
+        )
 
 
 def _check_no_training_retriever(model_name: str | None) -> None:
