@@ -293,6 +293,15 @@ def test_a_generator_trained_with_a_retriever_proves_with_it_end_to_end(
     assert summary["metric"] == "replay proof rate" and summary["attempted"] == 3
     rows = [json.loads(x) for x in (tmp_path / "proofs" / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 3 and all(r["expansions"] >= 1 for r in rows)
+    # the run pinned the checkpoint it trained with; the results say which one they used
+    pin = json.loads((run / "retriever_pin.json").read_text())
+    assert pin["checkpoint"] == str(retriever.resolve())
+    saved = json.loads((tmp_path / "proofs" / "prover_config.json").read_text())
+    assert (saved["retriever_checkpoint"], saved["retriever_sha256"]) == (
+        pin["checkpoint"],
+        pin["sha256"],
+    )
+    assert (saved["num_premises"], saved["max_premise_chars"]) == (3, 400)
     # another retriever than the training one: refused in one line
     code = main(
         [

@@ -55,7 +55,12 @@ def run(argv: list[str]) -> int:
     )
     backend = make_backend(cfg)
     metric = str(getattr(backend, "metric", "proof rate"))
-    ResultStore(cfg.output_dir, cfg.tracked(), metric).check()
+    from leantrain.prover.premise_prompts import check_premise_settings, premise_settings
+
+    # the effective premise settings (also those from the generator's run) are part of the
+    # recorded config: another retriever checkpoint into the same --output-dir is refused
+    premises = check_premise_settings(premise_settings(cfg), cfg)
+    ResultStore(cfg.output_dir, {**cfg.tracked(), **premises.record(cfg)}, metric).check()
     prover = Prover(cfg, lean_backend=backend)
     summary = prover.evaluate(theorems)
     print(json.dumps(summary, ensure_ascii=False, indent=2))

@@ -8,6 +8,10 @@ prover's config says otherwise, and a difference between what is asked for and w
 was trained with is a one-line :class:`~leantrain.core.errors.ConfigError` unless
 ``prompt_override`` says to ask differently on purpose. A generator that is not a leantrain run
 (a model directory, a hub id) has no record: the config's settings are used as given.
+When the run pinned its retriever checkpoint (:func:`leantrain.tactics.trained_prompt.pin_retriever`),
+the retriever is compared by content: a lifelong retrieval run that trained on after the
+generator is refused in one line naming both checkpoints, and the pinned checkpoint's own
+directory is no mismatch. :meth:`PremiseSettings.record` is what ``prover_config.json`` keeps.
 
 Per state, :class:`PremiseAugmentedGenerator` asks the premise source for the premises
 accessible from the theorem (its file, before its start) with the state as the prompt shows it
@@ -18,6 +22,7 @@ had in training. All states of an expansion batch are retrieved in one call.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 from collections.abc import Sequence
@@ -40,6 +45,31 @@ class PremiseSettings:
     retriever: str | None
     num_premises: int
     max_premise_chars: int
+    checkpoint: str | None = None
+    """The retriever checkpoint directory ``retriever`` resolves to (set once checked)."""
+    sha256: str | None = None
+    """Its content fingerprint (:func:`leantrain.tactics.premises.retriever_checkpoint`)."""
+
+    def record(self, config: ProverConfig) -> dict[str, Any]:
+        """The settings as ``prover_config.json`` records them: with a retriever, the effective
+        values (the retriever, its checkpoint and fingerprint, ``num_premises``,
+        ``max_premise_chars``, also where they came from the generator's run); without one,
+        the config's (premise settings then change nothing)."""
+        if self.retriever is None:
+            return {
+                "retriever": config.retriever or None,
+                "num_premises": config.num_premises,
+                "max_premise_chars": config.max_premise_chars,
+                "retriever_checkpoint": None,
+                "retriever_sha256": None,
+            }
+        return {
+            "retriever": os.path.realpath(self.retriever),
+            "num_premises": self.num_premises,
+            "max_premise_chars": self.max_premise_chars,
+            "retriever_checkpoint": self.checkpoint,
+            "retriever_sha256": self.sha256,
+        }
 
 
 def _same_path(a: str | None, b: str | None) -> bool:
@@ -88,10 +118,36 @@ def premise_settings(config: ProverConfig) -> PremiseSettings:
     )
     if config.prompt_override:
         return chosen
+    pinned = trained_cfg.get("retriever_sha256")
     diffs = []
-    if not _same_path(chosen.retriever, trained.retriever):
+    if pinned and chosen.retriever is not None and trained.retriever is not None:
+        # the run pinned the checkpoint it trained with: compare content, not paths (a
+        # lifelong retrieval run names a newer checkpoint once it trained on)
+        from leantrain.tactics.premises import retriever_checkpoint
+
+        flag = "--retriever" if given[0] else "--retriever (from the generator's run)"
+        try:
+            now = retriever_checkpoint(chosen.retriever, flag=flag)
+        except ConfigError:
+            if _same_path(chosen.retriever, trained.retriever):
+                raise  # the training retriever itself is gone or broken
+            now = None  # another path that is no retriever: the mismatch below says so
+        if now is None:
+            diffs.append(f"retriever {chosen.retriever!r} (trained with {trained.retriever!r})")
+        elif now.sha256 != pinned:
+            was = trained_cfg.get("retriever_checkpoint")
+            raise ConfigError(
+                f"--generator {config.generator} was trained with retriever checkpoint {was} "
+                f"(sha256 {pinned[:12]}), but retriever {chosen.retriever} is now checkpoint "
+                f"{now.path} (sha256 {now.sha256[:12]})",
+                hint=f"pass --retriever {was} to ask as in training, or --prompt-override to "
+                "ask with the newer retriever on purpose",
+            )
+        else:
+            chosen = dataclasses.replace(chosen, checkpoint=now.path, sha256=now.sha256)
+    elif not _same_path(chosen.retriever, trained.retriever):
         diffs.append(f"retriever {chosen.retriever!r} (trained with {trained.retriever!r})")
-    elif chosen.retriever is not None:
+    if chosen.retriever is not None and not diffs:
         for name in ("num_premises", "max_premise_chars"):
             if getattr(chosen, name) != getattr(trained, name):
                 diffs.append(
@@ -107,21 +163,25 @@ def premise_settings(config: ProverConfig) -> PremiseSettings:
     return chosen
 
 
-def check_premise_settings(settings: PremiseSettings, config: ProverConfig) -> None:
+def check_premise_settings(settings: PremiseSettings, config: ProverConfig) -> PremiseSettings:
     """With a retriever: the retriever is a retriever and ``--data`` has a corpus (one-line
-    errors naming the flag; cheap: no model loads)."""
+    errors naming the flag; cheap: no model loads). Returns ``settings`` with the checkpoint
+    the retriever resolves to and its fingerprint (what is loaded and recorded)."""
     if settings.retriever is None:
-        return
-    from leantrain.tactics.premises import check_retriever, corpus_dir
+        return settings
+    from leantrain.tactics.premises import corpus_dir, retriever_checkpoint
 
     flag = "--retriever" if config.retriever else "--retriever (from the generator's run)"
-    check_retriever(settings.retriever, flag=flag)
+    if settings.sha256 is None:
+        now = retriever_checkpoint(settings.retriever, flag=flag)
+        settings = dataclasses.replace(settings, checkpoint=now.path, sha256=now.sha256)
     if not config.data:
         raise ConfigError(
             "a retriever needs --data: the export whose corpus.jsonl it ranks",
             hint="--data EXPORT_DIR (leantrain export merge)",
         )
     corpus_dir(config.data)
+    return settings
 
 
 def accepts_premises(generator: Any) -> bool:

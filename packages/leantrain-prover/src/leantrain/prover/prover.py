@@ -121,14 +121,14 @@ class Prover:
             self.config = config_from_dict(ProverConfig, {**dict(config or {}), **settings})
         cfg = self.config
         self.backend = lean_backend if lean_backend is not None else make_backend(cfg)
+        # the prompt's premises: settings read from the generator's run and checked (one line,
+        # no model loaded yet), with the retriever checkpoint they resolve to
+        self.premise_settings = premise_settings(cfg)
+        if premise_source is None:
+            self.premise_settings = check_premise_settings(self.premise_settings, cfg)
         store = self.store()
         if store is not None:
             store.check()  # another config in output_dir is refused before any model loads
-        # the prompt's premises: settings read from the generator's run and checked (one line,
-        # no model loaded yet)
-        self.premise_settings = premise_settings(cfg)
-        if premise_source is None:
-            check_premise_settings(self.premise_settings, cfg)
         uses_premises = premise_source is not None or self.premise_settings.retriever is not None
         if (
             tactic_generator is not None
@@ -148,7 +148,7 @@ class Prover:
             from leantrain.tactics import RetrievedPremises
 
             premise_source = RetrievedPremises.load(
-                self.premise_settings.retriever,
+                self.premise_settings.checkpoint or self.premise_settings.retriever,
                 cfg.data,
                 self.premise_settings.num_premises,
                 device=cfg.device,
@@ -250,7 +250,14 @@ class Prover:
         """The result store of ``config.output_dir`` (``None`` without one); not yet opened."""
         if not self.config.output_dir:
             return None
-        return ResultStore(self.config.output_dir, self.config.tracked(), self.metric)
+        return ResultStore(self.config.output_dir, self.tracked(), self.metric)
+
+    def tracked(self) -> dict[str, Any]:
+        """What ``prover_config.json`` records and a resume must share: the config's tracked
+        settings with the effective premise settings (also those taken from the generator's
+        run: the retriever, its checkpoint and fingerprint, ``num_premises``,
+        ``max_premise_chars``; see :meth:`PremiseSettings.record`)."""
+        return {**self.config.tracked(), **self.premise_settings.record(self.config)}
 
     def evaluate(
         self,
