@@ -383,9 +383,14 @@ def test_train_data_is_the_one_train_signature():
     assert train_data("dir", None, None) == {"data": "dir"}
     assert train_data(None, None, "dir") == {"data": "dir"}
     assert train_data(REPOS, db, None) == {"database": db, "repos": REPOS}
-    cfg = SimpleNamespace(database=db, repos=REPOS[:1], data_path="ignored")
+    cfg = SimpleNamespace(database=db, repos=REPOS[:1], data_path=None)
     assert train_data(None, None, None, cfg) == {"database": db, "repos": REPOS[:1]}
     assert train_data("dir", None, None, cfg) == {"data": "dir"}  # given data wins
+    both = SimpleNamespace(database=db, repos=None, data_path="merged")  # not silently ignored
+    with pytest.raises(ConfigError, match=r"both database .* and data_path"):
+        train_data(None, None, None, both)
+    with pytest.raises(ConfigError, match="both database"):
+        train_data(REPOS, db, None, both)
     assert train_data(None, None, None, SimpleNamespace(data_path="d")) == {"data": "d"}
     with pytest.raises(ConfigError, match="export_dir"):
         train_data(REPOS, db, "merged")

@@ -208,6 +208,12 @@ def train_data(repos: Any, database: Any, data_path: Any, config: Any = None) ->
             )
         return {"data": data_path}
     database = database if database is not None else getattr(config, "database", None)
+    if database is not None and getattr(config, "data_path", None) is not None:
+        raise ConfigError(
+            "the config sets both database (lifelong, repository by repository) and data_path "
+            "(one step on that data)",
+            hint="keep one; the merged exports of lifelong training go to export_dir",
+        )
     if database is None:
         if repos is not None:
             raise ConfigError(
