@@ -48,18 +48,6 @@ class PremiseQuery:
 class PremiseSource(Protocol):
     """Gives each query its premises (serialised, best first)."""
 
-    def _encode_states(self, states: list[str]) -> Any:
-        """Query embeddings as :meth:`PremiseRetriever.encode_contexts` makes them (the
-        retriever's ``context_format`` and ``context_max_len``), in :data:`PRECISION`."""
-        from leantrain.retrieval.context import format_context
-
-        args = self.retriever.args
-        return self.retriever.encode_texts(
-            [format_context(s, args.context_format) for s in states],
-            max_len=args.context_max_len,
-            precision=PRECISION,
-        )
-
     def premises(self, queries: Sequence[PremiseQuery]) -> list[list[str]]:
         """One list per query."""
         ...
