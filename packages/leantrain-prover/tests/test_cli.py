@@ -58,11 +58,14 @@ def test_a_memorising_generator_proves_its_proofs_and_an_untrained_one_does_not(
         memorised,
         "--data",
         nat_basics,
-        "--output-dir",
-        tmp_path / "a",
+        "--out",
+        tmp_path / "a.jsonl",  # the rows go to a.jsonl, the run (to resume) into a/
         *SEARCH,
     )
     assert code == 0, err
+    rows = [json.loads(x) for x in (tmp_path / "a.jsonl").read_text().splitlines()]
+    assert [r["proved"] for r in rows] == [True] * 3
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "a" / "results.jsonl").read_bytes()
     from leantrain.prover.generator import recorded_system_prompt
 
     assert recorded_system_prompt(memorised) == (True, None)  # trained with the default prompt
@@ -139,10 +142,17 @@ def test_missing_flags_and_foreign_output_dir(nat_basics, tmp_path, capsys):
     code, _, err = _prove(capsys, "--data", nat_basics, "--output-dir", tmp_path / "o")
     assert code == 2 and "--generator" in _one_line_error(err)
     code, _, err = _prove(
-        capsys, "--generator", "tiny", "--data", nat_basics, "--out", tmp_path / "p.jsonl"
+        capsys, "--generator", "tiny", "--data", nat_basics, "--out", tmp_path / "p.json"
     )
     assert code == 2 and "looks like a file name" in _one_line_error(err)
-    assert not (tmp_path / "p.jsonl").exists()
+    assert not (tmp_path / "p.json").exists()
+    (tmp_path / "theirs.jsonl").write_text("keep me\n")  # not written by a proof run
+    code, _, err = _prove(
+        capsys, "--generator", "tiny", "--data", nat_basics, "--out", tmp_path / "theirs.jsonl"
+    )
+    assert code == 2 and "holds no proof run" in _one_line_error(err)
+    assert (tmp_path / "theirs.jsonl").read_text() == "keep me\n"
+    assert not (tmp_path / "theirs").exists()
     foreign = tmp_path / "mine"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
+from leantrain.core.atomic import atomic_write_bytes
 from leantrain.core.command import Command
 from leantrain.core.config import parse_cli
 from leantrain.core.errors import ConfigError
@@ -20,6 +22,7 @@ def run(argv: list[str]) -> int:
     """Run ``leantrain prove …``; prints the summary as JSON on stdout and its headline on
     stderr."""
     from leantrain.prover.prover_config import ProverConfig
+    from leantrain.prover.results import RESULTS
 
     cfg = parse_cli(
         ProverConfig,
@@ -35,11 +38,23 @@ def run(argv: list[str]) -> int:
         raise ConfigError("prove needs --data", hint="--data EXPORT_DIR (leantrain export merge)")
     if not cfg.output_dir:
         raise ConfigError("prove needs --output-dir", hint="--output-dir proofs/new")
-    if cfg.output_dir.endswith((".jsonl", ".json")):
+    results_file = None
+    if cfg.output_dir.endswith(".jsonl"):
+        # --out proofs.jsonl: the run (resume state, summary, proofs) goes into proofs/, and
+        # its results.jsonl is copied to proofs.jsonl when the run ends
+        results_file = Path(cfg.output_dir)
+        cfg.output_dir = str(results_file.with_suffix(""))
+        if results_file.exists() and not (Path(cfg.output_dir) / RESULTS).is_file():
+            raise ConfigError(
+                f"--output-dir {results_file}: the file exists and {cfg.output_dir}/ holds no "
+                "proof run that wrote it",
+                hint="give a new file name, or remove the file",
+            )
+    elif cfg.output_dir.endswith(".json"):
         raise ConfigError(
             f"--output-dir {cfg.output_dir!r} looks like a file name",
             hint="results go into a directory (results.jsonl, summary.json, proofs.json): "
-            "--output-dir proofs",
+            "--output-dir proofs, or a .jsonl file for the per-theorem rows",
         )
     from leantrain.prover.prover import Prover, make_backend
     from leantrain.prover.results import ResultStore
@@ -63,8 +78,12 @@ def run(argv: list[str]) -> int:
     ResultStore(cfg.output_dir, {**cfg.tracked(), **premises.record(cfg)}, metric).check()
     prover = Prover(cfg, lean_backend=backend)
     summary = prover.evaluate(theorems)
+    where = cfg.output_dir
+    if results_file is not None:
+        atomic_write_bytes(results_file, (Path(cfg.output_dir) / RESULTS).read_bytes())
+        where = f"{results_file} (the run, to resume: {cfg.output_dir}/)"
     print(json.dumps(summary, ensure_ascii=False, indent=2))
-    print(one_line(summary) + f"; results in {cfg.output_dir}", file=sys.stderr)
+    print(one_line(summary) + f"; results in {where}", file=sys.stderr)
     return 0
 
 
