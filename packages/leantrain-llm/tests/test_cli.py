@@ -132,3 +132,18 @@ def test_bad_settings_and_data_fail_before_the_engines_are_imported(tmp_path, ar
     )
     assert done.stdout.split("\n")[0] in ("1 []", "2 []"), (done.stdout, done.stderr)
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_empty_eval_split_turns_per_repo_evaluation_off(tmp_path):
+    """``--eval_split ''`` (the spelling of the issues' and earlier runs' commands) is
+    ``evaluate_each_repo`` false, from flags and from Python alike; other splits keep it on."""
+    from leantrain.core.config import parse_cli
+    from leantrain.llm import SFTConfig
+
+    cfg = parse_cli(SFTConfig, ["--eval_split", "", "--output-dir", str(tmp_path)])
+    assert (cfg.evaluate_each_repo, cfg.eval_split) == (False, "val")
+    assert SFTConfig(eval_split="").evaluate_each_repo is False
+    on = parse_cli(SFTConfig, ["--eval_split", "test", "--output-dir", str(tmp_path)])
+    assert (on.evaluate_each_repo, on.eval_split) == (True, "test")
+    with pytest.raises(ConfigError, match="eval_split"):
+        parse_cli(SFTConfig, ["--eval_split", "tset", "--output-dir", str(tmp_path)])

@@ -166,7 +166,10 @@ class EvalArguments:
     )
     eval_split: str = field(
         default="val",
-        metadata={"help": "Split evaluated after each repo.", "choices": SPLITS},
+        metadata={
+            "help": "Split evaluated after each repo ('' is --evaluate-each-repo false).",
+            "choices": ("", *SPLITS),
+        },
     )
     eval_k: int = field(
         default=4, metadata={"help": "k of top-k tactic accuracy (sampled candidates)."}
@@ -197,6 +200,8 @@ class LeanTrainArguments(
             self.precision_auto = not self.bf16
 
     def _check_common(self) -> None:
+        if self.eval_split == "":  # the spelling of earlier leantrain versions and the issues
+            self.evaluate_each_repo, self.eval_split = False, "val"
         check_numbers(self, NUMBER_RULES)
         # checked with or without use_lora: a rank of 0 is a mistake either way
         check_numbers(self, {"lora_r": ">=1", "lora_alpha": ">0", "lora_dropout": "[0,1)"})
