@@ -300,12 +300,14 @@ def train_sft(base: Path, data: Path, out: Path, steps: int) -> Path:
 def progress_model(data: Path, work: Path, steps: int) -> tuple[Path, dict | None]:
     """A progress run trained on ``data`` by ``quality.run_progress`` (kept in
     ``work/progress-run``; reused when already there)."""
-    out = work / "progress-run"
+    out, scores = work / "progress-run", work / "progress-quality.json"
     if (out / ".leantrain").exists() and (out / "manifest.json").is_file():
         log(f"progress: reusing {out}")
-        return out, None
+        return out, json.loads(scores.read_text(encoding="utf-8")) if scores.is_file() else None
     log("progress: training leantrain progress train --model tiny")
-    return out, run_progress(data, steps, work)
+    trained = run_progress(data, steps, work)
+    scores.write_text(json.dumps(trained, indent=2) + "\n", encoding="utf-8")
+    return out, trained
 
 
 def zero_shot_retriever(work: Path) -> Path:
@@ -330,30 +332,33 @@ def run_config(
     generator: Any,
     progress: Any,
     cap_s: float,
+    report_only: bool = False,
 ) -> dict:
     """One configuration through ``Prover.evaluate`` theorem by theorem (resumable in ``out``),
-    stopping before a theorem once ``cap_s`` seconds have passed."""
-    from leantrain.prover import Prover
+    stopping before a theorem once ``cap_s`` seconds have passed; ``report_only``: no search,
+    the rows already in ``out`` are summarised."""
+    from leantrain.prover.replay import REPLAY_METRIC
     from leantrain.prover.summary import summarize
     from leantrain.prover.theorems import theorem_id
 
-    prover = Prover(settings, tactic_generator=generator, progress_model=progress)
     t0 = time.perf_counter()
     load_before, up_before = load_state(), uptime()
-    for theorem in theorems:
-        if time.perf_counter() - t0 > cap_s:
-            log(f"{name}: wall cap {cap_s:.0f}s reached")
-            break
-        prover.evaluate([theorem])
+    if not report_only:
+        from leantrain.prover import Prover
+
+        prover = Prover(settings, tactic_generator=generator, progress_model=progress)
+        for theorem in theorems:
+            if time.perf_counter() - t0 > cap_s:
+                log(f"{name}: wall cap {cap_s:.0f}s reached")
+                break
+            prover.evaluate([theorem])
     wall = time.perf_counter() - t0
     wanted = {theorem_id(t) for t in theorems}
-    rows = [
-        json.loads(line)
-        for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
+    results = out / "results.jsonl"
+    lines = results.read_text(encoding="utf-8").splitlines() if results.is_file() else []
+    rows = [json.loads(line) for line in lines if line.strip()]
     rows = [r for r in rows if r["id"] in wanted]
-    summary = summarize(rows, prover.metric)
+    summary = summarize(rows, REPLAY_METRIC)
     log(f"{name}: {summary['proved']}/{summary['attempted']} proved, {wall:.0f}s")
     return {
         "proved": summary["proved"],
@@ -363,6 +368,7 @@ def run_config(
         "mean_expansions": round(summary["mean_expansions"], 2),
         "mean_tactics_tried": round(summary["mean_tactics_tried"], 2),
         "mean_time_s": round(summary["mean_time_s"], 2),
+        "search_s": round(sum(r["time_s"] for r in rows), 1),
         "proofs": {r["full_name"]: r["proof"] for r in rows if r["proved"]},
         "wall_s": round(wall, 1),
         "load_before": load_before,
@@ -417,13 +423,18 @@ def run_proof_rate(
     if any("progress" in c for c in configs):
         if args.progress:
             progress_dir = Path(args.progress)
+        elif args.report_only:
+            progress_dir = work / "progress-run"
+            scores = work / "progress-quality.json"
+            if scores.is_file():
+                res["progress_model"] = json.loads(scores.read_text(encoding="utf-8"))
         else:
             progress_dir, trained = progress_model(data, work, args.progress_steps)
             if trained is not None:
                 res["progress_model"] = trained
         res["progress_run"] = str(progress_dir)
     progress = None
-    if progress_dir is not None:
+    if progress_dir is not None and not args.report_only:
         from leantrain.prover.prover import load_progress
 
         progress = load_progress(str(progress_dir), "cpu")
@@ -443,13 +454,15 @@ def run_proof_rate(
             path = generators[gen_key]
             if path is None:
                 raise SystemExit(f"{config}: no generator for '{gen_key}'")
-            if gen_key not in loaded:
+            if args.report_only:
+                pass
+            elif gen_key not in loaded:
                 loaded.clear()  # one 135M model in memory at a time
                 log(f"loading {path}")
                 loaded[gen_key] = HFGenerator.from_pretrained(
                     path, device="cpu", max_new_tokens=args.max_new_tokens, batch_size=1
                 )
-            generator = loaded[gen_key]
+            generator = loaded.get(gen_key)
             settings["generator"] = path
         use_progress = None
         if "progress" in extras:
@@ -460,7 +473,9 @@ def run_proof_rate(
                 log(f"{config}: skipped (this prover has no retriever setting)")
                 continue
             if not args.retriever:
-                args.retriever = str(zero_shot_retriever(work))
+                args.retriever = str(
+                    work / "minilm-retriever" if args.report_only else zero_shot_retriever(work)
+                )
             settings["retriever"] = args.retriever
             res["retriever"] = args.retriever
             if gen_key == "sft":  # trained without premises: asked with them on purpose
@@ -474,6 +489,7 @@ def run_proof_rate(
             generator,
             use_progress,
             args.config_cap,
+            args.report_only,
         )
         res["configs"][name]["generator"] = settings["generator"]
         res["configs"][name]["progress"] = settings.get("progress")
@@ -534,16 +550,19 @@ def render(res: dict) -> str:
             "a tactic counts only when it equals a traced one after whitespace normalisation, so "
             "the replay proof rate is a lower bound on the real proof rate.",
             "",
-            "| configuration | replay proof rate | proved / attempted | statuses | mean expansions | mean tactics tried | mean s per theorem | wall s |",
+            "| configuration | replay proof rate | proved / attempted | statuses | mean expansions | mean tactics tried | mean s per theorem | search s (all theorems) |",
             "|---|---:|---:|---|---:|---:|---:|---:|",
         ]
         for name, c in p["configs"].items():
-            rate = c["proved"] / c["attempted"] if c["attempted"] else 0.0
+            if not c["attempted"]:
+                lines.append(f"| {label(name)} | not run | 0 / 0 | | | | | |")
+                continue
+            rate = c["proved"] / c["attempted"]
             statuses = ", ".join(f"{k} {v}" for k, v in c["statuses"].items())
             lines.append(
                 f"| {label(name)} | {100 * rate:.1f} % | {c['proved']} / {c['attempted']} | {statuses} | "
                 f"{c['mean_expansions']:.2f} | {c['mean_tactics_tried']:.2f} | "
-                f"{c['mean_time_s']:.1f} | {c['wall_s']:.0f} |"
+                f"{c['mean_time_s']:.1f} | {c.get('search_s', c['wall_s']):.0f} |"
             )
         lines.append("")
         if p.get("progress_run"):
@@ -597,6 +616,11 @@ def main() -> None:
     ap.add_argument("--progress-weight", type=float, default=1.0)
     ap.add_argument(
         "--config-cap", type=float, default=900.0, help="wall s after which a configuration stops"
+    )
+    ap.add_argument(
+        "--report-only",
+        action="store_true",
+        help="proof-rate: no search, no model: summarise the rows already in WORK/proofs/*",
     )
     ap.add_argument("--json", default=None, help="also write the raw results here")
     ap.add_argument("--render", nargs="+", default=None, metavar="JSON")
