@@ -29,6 +29,7 @@ from leantrain.core.lifelong import (
 )
 from leantrain.llm.lm_head import labelled_positions_only
 from leantrain.llm.lora import check_target_modules, resolve_lora_config
+from leantrain.llm.memory import prepare_training
 from leantrain.llm.model_loading import load_model_and_tokenizer
 from transformers import TrainerCallback
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
@@ -255,6 +256,7 @@ class LLMTrainer:
         if trainer.pop_callback(ProgressCallback) is not None:
             trainer.add_callback(_ProgressBarOnly)
         resume = last_complete_checkpoint(step.work_dir)  # not one a kill cut off
+        prepare_training(trainer)  # on a CPU, freed activations go back to the OS (glibc)
         with labelled_positions_only():  # the LM head skips prompt positions on a CPU too
             output = trainer.train(resume_from_checkpoint=resume)
         self._model = getattr(trainer.model, "module", trainer.model)
