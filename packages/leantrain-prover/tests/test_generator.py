@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 import torch
@@ -159,3 +160,29 @@ def test_an_unreadable_run_manifest_is_an_error_not_the_default_prompt(tmp_path)
     (run / "manifest.json").write_text(json.dumps({**manifest, "format_version": 99}))
     with pytest.raises(CheckpointError, match="format_version 99"):
         recorded_system_prompt(run / "sft" / "000-x")
+
+
+def test_generation_stops_at_the_deadline(tiny):
+    """With ``deadline`` set (the prover sets it from the theorem's timeout), each ``generate``
+    call gets the time left as ``max_time``: a deadline already past stops at once, so a slow
+    expansion cannot run far past the timeout; without one nothing is bounded."""
+    gen = _generator(tiny)
+    seen = []
+    generate = gen.model.generate
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("max_time"))
+        return generate(*args, **kwargs)
+
+    gen.model.generate = spy
+    try:
+        gen.propose([STATE], 2)
+        gen.deadline = time.monotonic() + 100.0
+        gen.propose([STATE], 2)
+        gen.deadline = time.monotonic() - 5.0
+        gen.propose([STATE], 2)
+    finally:
+        del gen.model.generate
+    assert seen[0] is None
+    assert 90.0 < seen[1] <= 100.0
+    assert seen[2] == 0.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from leantrain.core.errors import ConfigError
@@ -160,3 +161,24 @@ def test_a_changed_max_new_tokens_is_refused_too(nat_basics, tmp_path):
     assert json.loads((out / "prover_config.json").read_text())["max_new_tokens"] == 64
     with pytest.raises(ConfigError, match=r"changed: max_new_tokens"):
         _prover(nat_basics, out, Oracle(theorems), max_new_tokens=8)
+
+
+def test_the_generator_deadline_is_the_theorems_timeout(nat_basics):
+    """An HF generator gets ``deadline`` = search start + ``timeout`` while a theorem is searched
+    (its ``generate`` stops there) and ``None`` after."""
+    theorems = load_split(nat_basics, "test")
+
+    class Timed(Oracle):
+        deadline = None
+
+        def propose(self, states, k):
+            self.seen = self.deadline
+            return super().propose(states, k)
+
+    gen = Timed(theorems)
+    before = time.monotonic()
+    Prover(
+        tactic_generator=gen, lean_backend=ReplayBackend(), progress_bar=False, timeout=30.0
+    ).prove(theorems[0])
+    assert before + 30.0 <= gen.seen <= time.monotonic() + 30.0
+    assert gen.deadline is None

@@ -16,6 +16,7 @@ and empty tactics are dropped.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,10 @@ class HFGenerator:
         self.system_prompt = system_prompt
         self.decoding, self.temperature = decoding, temperature
         self.max_new_tokens, self.batch_size = max_new_tokens, batch_size
+        self.deadline: float | None = None
+        """``time.monotonic()`` past which generation stops (the prover sets it per theorem from
+        its timeout): each ``generate`` call gets what is left as ``max_time``, so a slow
+        expansion cannot run past the theorem's timeout."""
         from leantrain.tactics import DEFAULT_MAX_PREMISE_CHARS
 
         self.max_premise_chars = max_premise_chars or DEFAULT_MAX_PREMISE_CHARS
@@ -145,6 +150,8 @@ class HFGenerator:
             "pad_token_id": self.tokenizer.pad_token_id,
             "eos_token_id": self.tokenizer.eos_token_id,
         }
+        if self.deadline is not None:
+            kwargs["max_time"] = max(self.deadline - time.monotonic(), 0.0)
         if self.decoding == "beam":
             kwargs.update(num_beams=k, do_sample=False, early_stopping=True)
         else:

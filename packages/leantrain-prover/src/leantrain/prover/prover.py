@@ -204,9 +204,15 @@ class Prover:
         generator: TacticGenerator = self.generator
         if self.premise_source is not None:
             generator = PremiseAugmentedGenerator(self.generator, self.premise_source, theorem)
+        inner: Any = self.generator
+        timed = self.settings.timeout is not None and hasattr(inner, "deadline")
+        if timed:  # generation itself stops at the theorem's timeout (HFGenerator)
+            inner.deadline = time.monotonic() + float(self.settings.timeout or 0)
         try:
             return best_first_search(session, generator, self.settings, progress=self.progress)
         finally:
+            if timed:
+                inner.deadline = None
             session.close()
 
     def prove(self, theorem: Theorem | Mapping[str, Any], split: str = "") -> dict[str, Any]:
