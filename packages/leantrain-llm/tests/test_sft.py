@@ -124,7 +124,7 @@ def test_resume_after_kill_continues_at_the_saved_step(sft_rows, tmp_path):
 @pytest.mark.slow
 def test_lifelong_over_repos_resumes_at_the_interrupted_repo(database, tmp_path):
     kw = {"max_steps": 4, "save_steps": 2, "logging_steps": 1, "batch_size": 4}
-    kw.update(eval_split="test", eval_k=1, max_eval_samples=2)
+    kw.update(evaluate_each_repo=True, eval_split="test", eval_k=1, max_eval_samples=2)
     first = _trainer(tmp_path, callbacks=[_killer(3, work="001")], **kw)
     with pytest.raises(_Kill):
         first.train(REPOS, database, tmp_path / "data")
@@ -240,7 +240,14 @@ def test_corrupted_weights_are_a_checkpoint_error(sft_rows, tmp_path):
 
 @pytest.mark.slow
 def test_real_export_dir_trains_and_evaluates(lean4_example, tmp_path):
-    t = _trainer(tmp_path, max_steps=4, eval_split="val", max_eval_samples=4, eval_k=2)
+    t = _trainer(
+        tmp_path,
+        max_steps=4,
+        evaluate_each_repo=True,
+        eval_split="val",
+        max_eval_samples=4,
+        eval_k=2,
+    )
     result = t.train(lean4_example)
     assert {"val_eval_loss", "val_top1_accuracy", "val_top2_accuracy"} <= set(result["final"])
     metrics = t.evaluate(lean4_example, "test")
