@@ -36,8 +36,6 @@ def run(argv: list[str]) -> int:
         raise ConfigError("prove needs --generator", hint="--generator runs/sft (or a model dir)")
     if not cfg.data:
         raise ConfigError("prove needs --data", hint="--data EXPORT_DIR (leantrain export merge)")
-    if not cfg.output_dir:
-        raise ConfigError("prove needs --output-dir", hint="--output-dir proofs/new")
     results_file = None
     if cfg.output_dir.endswith(".jsonl"):
         # --out proofs.jsonl: the run (resume state, summary, proofs) goes into proofs/, and
@@ -68,7 +66,9 @@ def run(argv: list[str]) -> int:
         names=cfg.theorems,
         limit=cfg.max_theorems,
     )
-    backend = make_backend(cfg)
+    backend = make_backend(cfg)  # a missing Lean / lean-dojo is said before anything else
+    if not cfg.output_dir:
+        raise ConfigError("prove needs --output-dir", hint="--output-dir proofs/new")
     metric = str(getattr(backend, "metric", "proof rate"))
     from leantrain.prover.premise_prompts import check_premise_settings, premise_settings
 
