@@ -142,6 +142,7 @@ def train_trl_child(base: str, data: str, out: str, steps: int, seed: int) -> No
         max_length=MAX_LENGTH,
         seed=seed,
         bf16=bf16,
+        use_cpu=not torch.cuda.is_available(),  # transformers refuses bf16 on a CPU without it
         logging_steps=1,
         save_strategy="no",
         report_to="none",
