@@ -11,11 +11,13 @@ CPU wheel on this machine's disk), then ``lean-dojo-v2==1.0.9`` and ``transforme
 The patches it needs offline on a CPU are in ``anchors/_ld2_patches.py`` and BENCHMARKS.md.
 
 Each benchmark (a module of ``tools/bench/anchors/``) prepares its inputs once; then every
-repeat runs our side and LeanDojo-v2's side, interleaved A/B/A/B after one warm-up run of each,
-every run a fresh process with one torch thread. A side times only its work (not imports), in
-wall-clock and CPU seconds. The table gives the median throughput of each side and their ratio
-(ours / theirs: > 1 means leantrain is faster), by wall time and by CPU time, with min and
-median of both, and the load average (``/proc/loadavg``) before and after.
+repeat runs our side and LeanDojo-v2's side (and any extra side the benchmark lists, such as
+plain TRL), interleaved A/B/A/B after one warm-up run of each, every run a fresh process with
+one torch thread. A side times only its work (not imports), in wall-clock and CPU seconds. The
+table gives the median throughput of each side and their ratio (ours / theirs: > 1 means
+leantrain is faster), by wall time and by CPU time, with min and median of both, and the load
+average (``/proc/loadavg``) before and after; where the sides count tokens, a second line per
+benchmark gives tokens/s, and extra sides get a column of their own.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from anchors import ROOT, Benchmark, discover
+from anchors import ROOT, SIDE_LABELS, Benchmark, discover
 
 LD2_VERSION = "1.0.9"
 LD2_PINS = [f"lean-dojo-v2=={LD2_VERSION}", "transformers==4.57.*"]
@@ -121,53 +123,76 @@ def summarize(runs: list[dict]) -> dict[str, Any]:
     }
     out["per_s"] = items / out["wall_median"]
     out["per_cpu_s"] = items / out["cpu_median"]
+    if all("tokens" in r for r in runs):  # the same rows every run: the same tokens
+        out["tokens"] = statistics.median(r["tokens"] for r in runs)
+        out["tokens_per_s"] = out["tokens"] / out["wall_median"]
+        out["tokens_per_cpu_s"] = out["tokens"] / out["cpu_median"]
+    return out
+
+
+def ratios(ours: dict, theirs: dict) -> dict[str, float]:
+    """ours / theirs throughput: by median wall and CPU time, by min wall, and tokens/s."""
+    out = {
+        "wall": ours["per_s"] / theirs["per_s"],
+        "cpu": ours["per_cpu_s"] / theirs["per_cpu_s"],
+        "min_wall": (ours["items"] / ours["wall_min"]) / (theirs["items"] / theirs["wall_min"]),
+    }
+    if "tokens" in ours and "tokens" in theirs:
+        out["tokens_wall"] = ours["tokens_per_s"] / theirs["tokens_per_s"]
+        out["tokens_cpu"] = ours["tokens_per_cpu_s"] / theirs["tokens_per_cpu_s"]
     return out
 
 
 def run_bench(bench: Benchmark, args: argparse.Namespace, work: Path, ld2: Path) -> dict:
-    """Prepare, warm up, then interleave ours / theirs ``args.repeats`` times."""
+    """Prepare, warm up, then interleave the sides (ours, theirs, …) ``args.repeats`` times."""
     bdir = work / bench.name
     bdir.mkdir(parents=True, exist_ok=True)
     print(f"[{bench.name}] preparing inputs", flush=True)
     inputs = {"threads": args.threads, **bench.prepare(bdir, args)}
     inputs_file = bdir / "inputs.json"
     inputs_file.write_text(json.dumps(inputs, indent=1), encoding="utf-8")
-    pythons = {"ours": Path(sys.executable), "ld2": ld2}
     load_before = loadavg()
     t0 = time.perf_counter()
-    runs: dict[str, list[dict]] = {"ours": [], "ld2": []}
+    runs: dict[str, list[dict]] = {side: [] for side in bench.sides}
     for rep in range(-args.warmup, args.repeats):
-        for side in ("ours", "ld2"):
-            r = run_side(pythons[side], bench, side, inputs_file, args.timeout)
+        for side in bench.sides:
+            py = ld2 if side == "ld2" else Path(sys.executable)
+            r = run_side(py, bench, side, inputs_file, args.timeout)
             tag = "warm-up" if rep < 0 else f"run {rep + 1}"
+            tokens = f"  {r['tokens'] / r['wall_s']:9.1f} tokens/s" if "tokens" in r else ""
             print(
                 f"[{bench.name}] {tag:7s} {side:4s} {r['items']:>6} items  wall {r['wall_s']:7.2f} s"
-                f"  cpu {r['cpu_s']:7.2f} s  {r['items'] / r['wall_s']:9.1f} {bench.unit}",
+                f"  cpu {r['cpu_s']:7.2f} s  {r['items'] / r['wall_s']:9.1f} {bench.unit}{tokens}",
                 flush=True,
             )
             if rep >= 0:
                 runs[side].append(r)
-    ours, theirs = summarize(runs["ours"]), summarize(runs["ld2"])
+    sides = {side: summarize(runs[side]) for side in bench.sides}
+    ours = sides["ours"]
+    vs = {side: ratios(ours, s) for side, s in sides.items() if side != "ours"}
     res = {
         "name": bench.name,
         "title": bench.title,
         "unit": bench.unit,
         "target": bench.target,
-        "ours": ours,
-        "ld2": theirs,
-        "ratio": ours["per_s"] / theirs["per_s"],
-        "ratio_cpu": ours["per_cpu_s"] / theirs["per_cpu_s"],
-        "ratio_min_wall": (ours["items"] / ours["wall_min"])
-        / (theirs["items"] / theirs["wall_min"]),
+        "sides": list(bench.sides),
+        **sides,
+        "ratio": vs["ld2"]["wall"],
+        "ratio_cpu": vs["ld2"]["cpu"],
+        "ratio_min_wall": vs["ld2"]["min_wall"],
+        "ratios": vs,
         "load_before": load_before,
         "load_after": loadavg(),
         "seconds": time.perf_counter() - t0,
     }
-    print(
-        f"[{bench.name}] ours {ours['per_s']:.1f} vs LeanDojo-v2 {theirs['per_s']:.1f} {bench.unit}: "
-        f"{res['ratio']:.2f}x (CPU time {res['ratio_cpu']:.2f}x); load {load_before} -> {res['load_after']}",
-        flush=True,
-    )
+    for side, r in vs.items():
+        print(
+            f"[{bench.name}] ours {ours['per_s']:.3g} vs {SIDE_LABELS.get(side, side)} "
+            f"{sides[side]['per_s']:.3g} {bench.unit}: {r['wall']:.2f}x (CPU time {r['cpu']:.2f}x)"
+            + (f", tokens/s {r['tokens_wall']:.2f}x" if "tokens_wall" in r else ""),
+            flush=True,
+        )
+    print(f"[{bench.name}] load {load_before} -> {res['load_after']}", flush=True)
     return res
 
 
@@ -175,31 +200,59 @@ def _num(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:.3g}" if x < 10 else f"{x:.1f}"
 
 
+def _others(r: dict, key: str) -> str:
+    """The head table's cell for the sides beyond ours and LeanDojo-v2: ``label: x (ratio×)``."""
+    cells = [
+        f"{SIDE_LABELS.get(side, side)}: {_num(r[side][key])} "
+        f"({r['ratios'][side]['tokens_wall' if key == 'tokens_per_s' else 'wall']:.2f}×)"
+        for side in r.get("sides", ())
+        if side not in ("ours", "ld2")
+    ]
+    return ", ".join(cells) or "—"
+
+
 def render(results: list[dict], meta: dict) -> str:
     """The head table and the detail table, as markdown."""
+    others = any(len(r.get("sides", ())) > 2 for r in results)
+    tokens = any("tokens" in r["ours"] for r in results)
+    other_col = " other sides, ours ÷ it (wall) |" if others else ""
     lines = [
-        "| what | ours | LeanDojo-v2 | ratio (wall) | ratio (CPU) | target |",
-        "|---|---|---|---|---|---|",
+        f"| what | ours | LeanDojo-v2 | ratio (wall) | ratio (CPU) |{other_col} target |",
+        "|---|---|---|---|---|---|" + ("---|" if others else ""),
     ]
     for r in results:
         target = r["target"]
         ok = "" if target is None else (" ✔" if r["ratio"] >= target else " ✘")
         lines.append(
             f"| {r['title']}, {r['unit']} | {_num(r['ours']['per_s'])} | {_num(r['ld2']['per_s'])} "
-            f"| {r['ratio']:.2f}× | {r['ratio_cpu']:.2f}× | "
-            f"{'—' if target is None else f'≥ {target:g}×'}{ok} |"
+            f"| {r['ratio']:.2f}× | {r['ratio_cpu']:.2f}× |"
+            + (f" {_others(r, 'per_s')} |" if others else "")
+            + f" {'—' if target is None else f'≥ {target:g}×'}{ok} |"
         )
+        vs = r.get("ratios", {}).get("ld2", {})
+        if "tokens_wall" in vs:
+            lines.append(
+                f"| {r['title']}, tokens/s | {_num(r['ours']['tokens_per_s'])} "
+                f"| {_num(r['ld2']['tokens_per_s'])} | {vs['tokens_wall']:.2f}× "
+                f"| {vs['tokens_cpu']:.2f}× |"
+                + (f" {_others(r, 'tokens_per_s')} |" if others else "")
+                + " — |"
+            )
+    token_col = " tokens |" if tokens else ""
     lines += [
         "",
-        "| benchmark | side | items | wall min / median (s) | CPU min / median (s) | load before → after |",
-        "|---|---|---|---|---|---|",
+        f"| benchmark | side | items |{token_col} wall min / median (s) | CPU min / median (s) "
+        "| load before → after |",
+        "|---|---|---|---|---|---|" + ("---|" if tokens else ""),
     ]
     for r in results:
-        for side in ("ours", "ld2"):
+        for side in r.get("sides", ("ours", "ld2")):
             s = r[side]
+            token_cell = f" {s['tokens']:,.0f} |" if "tokens" in s else " — |"
             lines.append(
-                f"| {r['name']} | {'leantrain' if side == 'ours' else 'LeanDojo-v2'} | {s['items']} "
-                f"| {s['wall_min']:.2f} / {s['wall_median']:.2f} | {s['cpu_min']:.2f} / {s['cpu_median']:.2f} "
+                f"| {r['name']} | {SIDE_LABELS.get(side, side)} | {s['items']} |"
+                + (token_cell if tokens else "")
+                + f" {s['wall_min']:.2f} / {s['wall_median']:.2f} | {s['cpu_min']:.2f} / {s['cpu_median']:.2f} "
                 f"| {r['load_before']} → {r['load_after']} |"
             )
     lines += [

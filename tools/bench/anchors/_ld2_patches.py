@@ -6,8 +6,12 @@ Every patch is listed in BENCHMARKS.md. None changes the measured code path:
 * with a token set, ``lean_dojo_v2.lean_dojo.data_extraction.lean`` calls the GitHub API at
   import (``Github(...).get_user().login``), which fails offline: ``github.Github`` is replaced
   by a stub whose ``get_user().login`` answers without the network (nothing else is called);
-* ``sft_bf16_off`` (called by the SFT side): TRL's ``SFTConfig`` defaults ``bf16=True``, which
-  transformers refuses on a machine without a GPU; LeanDojo-v2's weights stay bf16 as shipped.
+* ``sft_bf16_off`` (called by the tiny-LM SFT side): TRL's ``SFTConfig`` defaults ``bf16=True``,
+  which transformers refuses on a machine without a GPU; LeanDojo-v2's weights stay bf16 as
+  shipped;
+* ``sft_use_cpu`` (called by the SmolLM2 SFT side instead): the same refusal lifted the other
+  way, with ``use_cpu=True``, so TRL's ``bf16=True`` stays and accelerate autocasts to bf16 on
+  the CPU as it would on a GPU.
 """
 
 from __future__ import annotations
@@ -52,6 +56,25 @@ def sft_bf16_off() -> None:
 
     def cpu_config(*args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("bf16", False)
+        return base(*args, **kwargs)
+
+    sft.SFTConfig = cpu_config  # type: ignore[assignment]
+
+
+def sft_use_cpu() -> None:
+    """Without a GPU, LeanDojo-v2's ``SFTTrainer`` builds its config with ``use_cpu=True``:
+    transformers then accepts TRL's ``bf16=True`` default (bf16 autocast on the CPU) instead of
+    refusing it. Every setting LeanDojo-v2 passes, and its bf16 weights, stay as shipped."""
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    import lean_dojo_v2.trainer.sft_trainer as sft
+
+    base = sft.SFTConfig
+
+    def cpu_config(*args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("use_cpu", True)
         return base(*args, **kwargs)
 
     sft.SFTConfig = cpu_config  # type: ignore[assignment]
