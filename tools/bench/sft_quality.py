@@ -190,11 +190,14 @@ def run(
     work: Path,
     top_k: int = TOP_K,
     earlier: dict | None = None,
+    trl_top_k: int | None = None,
 ) -> dict:
     """Score the untrained model, then train and score both trainers for each seed.
 
     ``earlier`` (a previous result with the same settings) is extended: its untrained score and
-    the seeds it holds are kept, only the missing seeds are run."""
+    the seeds it holds are kept, only the missing seeds are run. ``trl_top_k`` (default
+    ``top_k``) is plain TRL's sampled top-k: its target is held-out loss only, and sampling is
+    the slow part of scoring on a CPU."""
     base = fetch_smollm2(work)
     pairs = _pairs(data, str(base), n_eval)
     config = {"model": "SmolLM2-135M-Instruct", "steps": steps, "batch": BATCH, "lr": LR,
@@ -217,7 +220,8 @@ def run(
             trained = train(base, data, out, steps, seed)
             wall = round(time.perf_counter() - t, 1)
             model_dir = Path(trained.get("model") or out / "model")
-            row[name] = {**score(model_dir, pairs, seed, top_k), "train_wall_s": wall, **trained}
+            k = top_k if name == "leantrain" or trl_top_k is None else trl_top_k
+            row[name] = {**score(model_dir, pairs, seed, k), "train_wall_s": wall, **trained}
             log(
                 f"sft seed {seed} {name}: {json.dumps({k: v for k, v in row[name].items() if k != 'examples'})}"
             )
@@ -295,6 +299,7 @@ def main() -> None:
     ap.add_argument("--seeds", default="0,1")
     ap.add_argument("--eval", type=int, default=60)
     ap.add_argument("--top-k", type=int, default=TOP_K, help="sampled top-k (0: skip; slow on CPU)")
+    ap.add_argument("--trl-top-k", type=int, default=None, help="plain TRL's (default: --top-k)")
     ap.add_argument("--work", default="/tmp/leantrain-quality")
     ap.add_argument("--json", default=None)
     ap.add_argument("--render", default=None, metavar="JSON")
@@ -324,7 +329,7 @@ def main() -> None:
         earlier = earlier_res["sft"]
         res["earlier"] = {k: earlier_res.get(k) for k in ("machine", "load_start", "started")}
     seeds = [int(x) for x in args.seeds.split(",")]
-    res["sft"] = run(data, args.steps, seeds, args.eval, work, args.top_k, earlier)
+    res["sft"] = run(data, args.steps, seeds, args.eval, work, args.top_k, earlier, args.trl_top_k)
     res["load_end"] = load_state()
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
