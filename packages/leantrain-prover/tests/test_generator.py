@@ -61,29 +61,131 @@ def _manual_logprob(model, tokenizer, prompt: str, completion: list[int]) -> flo
     return sum(float(logp[len(ids) - 1 + j, t]) for j, t in enumerate(completion))
 
 
-def test_log_probabilities_are_exact_and_stop_at_the_first_eos(tiny):
-    """Left-padded prompts, completions padded after their EOS: each score is the model's
-    log-probability of the completion up to and including EOS (or of all of it, without)."""
+def _forward_pass_scores(model, eos: int, prompt_ids, prompt_mask, completion) -> list[float]:
+    """The reference (how the generator scored before, with one extra forward pass): each row's
+    log-probability of its completion, up to and including the first EOS, under the model's raw
+    distribution; ``prompt_ids`` / ``prompt_mask`` are left-padded, one row per completion."""
+    is_eos = completion == eos
+    # tokens after the first EOS are padding: cumulative count of EOS before each position
+    before = torch.cumsum(is_eos.int(), dim=1) - is_eos.int()
+    keep = before == 0
+    mask = torch.cat([prompt_mask, keep.to(prompt_mask.dtype)], dim=1)
+    positions = (torch.cumsum(mask, dim=1) - 1).clamp(min=0)
+    seqs = torch.cat([prompt_ids, completion], dim=1)
+    with torch.no_grad():
+        logits = model(input_ids=seqs, attention_mask=mask, position_ids=positions).logits
+    start = prompt_mask.shape[1]
+    logp = torch.log_softmax(logits[:, start - 1 : -1].float(), dim=-1)
+    token_logp = logp.gather(-1, completion.unsqueeze(-1)).squeeze(-1)
+    return (token_logp * keep).sum(dim=1).tolist()
+
+
+def _left_padded(tokenizer, prompts):
+    tokenizer.padding_side = "left"
+    try:
+        return tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    finally:
+        tokenizer.padding_side = "right"
+
+
+def test_the_reference_scores_are_exact_and_stop_at_the_first_eos(tiny):
+    """Left-padded prompts, completions padded after their EOS: each reference score is the
+    model's log-probability of the completion up to and including EOS (or of all of it,
+    without)."""
     model, tokenizer = tiny
     gen = _generator(tiny)
     eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
     simp = tokenizer("simp", add_special_tokens=False)["input_ids"]
     intro = tokenizer("intro h", add_special_tokens=False)["input_ids"]
     completions = [[*simp, eos, pad, pad], intro]  # the second never stopped
-    tokenizer.padding_side = "left"
-    try:
-        enc = tokenizer([gen.prompt(STATE), gen.prompt(OTHER)], return_tensors="pt", padding=True)
-    finally:
-        tokenizer.padding_side = "right"
+    enc = _left_padded(tokenizer, [gen.prompt(STATE), gen.prompt(OTHER)])
     completion = torch.tensor(completions)
-    seqs = torch.cat([enc["input_ids"], completion], dim=1)
-    scores = gen._score(seqs, enc["attention_mask"], completion)
+    scores = _forward_pass_scores(model, eos, enc["input_ids"], enc["attention_mask"], completion)
     assert scores[0] == pytest.approx(
         _manual_logprob(model, tokenizer, gen.prompt(STATE), [*simp, eos]), abs=1e-4
     )
     assert scores[1] == pytest.approx(
         _manual_logprob(model, tokenizer, gen.prompt(OTHER), intro), abs=1e-4
     )
+
+
+def _eos_biased(seed: int, bias: float):
+    """The tiny model with ``bias`` added to the EOS logit, so that some candidates stop early
+    and others run to ``max_new_tokens``."""
+    from leantrain.llm import build_tiny_model
+
+    model, tokenizer = build_tiny_model(seed=seed)
+    head = torch.nn.Linear(model.lm_head.in_features, model.lm_head.out_features, bias=True)
+    with torch.no_grad():
+        head.weight.copy_(model.lm_head.weight)
+        head.bias.zero_()
+        head.bias[tokenizer.eos_token_id] = bias
+    model.lm_head = head
+    return model, tokenizer
+
+
+@pytest.mark.parametrize(
+    ("decoding", "bias", "processors"),
+    [("beam", 0.5, False), ("sample", 5.0, False), ("beam", 1.5, True), ("sample", 5.0, True)],
+)
+def test_scores_from_generate_are_the_forward_pass_scores(decoding, bias, processors):
+    """The log-probabilities recorded during ``generate`` (no second forward pass) are those a
+    forward pass over prompt + completion gives: raw distribution (not at the sampling
+    temperature, not after a logits processor such as the model's repetition penalty), summed
+    up to and including the first EOS, for a candidate that stops early and one that runs to
+    ``max_new_tokens``; beam search's reordered beams are followed."""
+    model, tokenizer = _eos_biased(3, bias)
+    if processors:
+        model.generation_config.repetition_penalty = 1.3
+    max_new, k, eos = 8, 4, tokenizer.eos_token_id
+    gen = HFGenerator(
+        model,
+        tokenizer,
+        system_prompt=DEFAULT_SYSTEM_PROMPT,
+        decoding=decoding,
+        temperature=1.5,
+        max_new_tokens=max_new,
+    )
+    prompts = [gen.prompt(STATE), gen.prompt(OTHER)]  # of different lengths: left padding
+    torch.manual_seed(0)
+    tokenizer.padding_side = "left"
+    try:
+        completion, scores = gen._generate(prompts, k)
+    finally:
+        tokenizer.padding_side = "right"
+    enc = _left_padded(tokenizer, prompts)
+    reference = _forward_pass_scores(
+        model,
+        eos,
+        enc["input_ids"].repeat_interleave(k, dim=0),
+        enc["attention_mask"].repeat_interleave(k, dim=0),
+        completion,
+    )
+    rows = completion.tolist()
+    stops = [row.index(eos) + 1 if eos in row else None for row in rows]
+    assert any(s is not None and s < max_new for s in stops)  # one stopped early
+    assert any(s is None and len(row) == max_new for s, row in zip(stops, rows))  # one ran out
+    assert len(scores) == 2 * k
+    assert max(abs(a - b) for a, b in zip(scores, reference)) < 1e-4
+
+
+def test_scores_under_a_lora_adapter(tiny):
+    """A PEFT model generates through its base model: the scores are still recorded there."""
+    import peft
+
+    model, tokenizer = _eos_biased(3, 0.5)
+    lora = peft.LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    model = peft.get_peft_model(model, lora)
+    gen = HFGenerator(model, tokenizer, system_prompt=DEFAULT_SYSTEM_PROMPT, max_new_tokens=6)
+    tokenizer.padding_side = "left"
+    try:
+        completion, scores = gen._generate([gen.prompt(STATE)], 3)
+    finally:
+        tokenizer.padding_side = "right"
+    enc = _left_padded(tokenizer, [gen.prompt(STATE)])
+    ids, mask = (enc[key].repeat_interleave(3, dim=0) for key in ("input_ids", "attention_mask"))
+    reference = _forward_pass_scores(model, tokenizer.eos_token_id, ids, mask, completion)
+    assert scores == pytest.approx(reference, abs=1e-4)
 
 
 def test_candidates_are_distinct_and_sorted(tiny):

@@ -7,16 +7,22 @@ prompt/completion rows leantrain trains on, and how ``leantrain.llm`` evaluates.
 writes the tactic and its end-of-turn token.
 
 All states of a call are generated in batches (left padding); each returns ``k`` sequences by
-beam search (deterministic, ReProver's choice) or by sampling. Every candidate is then scored
-by one forward pass: its log-probability is the sum of the log-probabilities of its tokens up to
-and including the end-of-sequence token under the model, whatever the decoding — so beam and
-sampled candidates are ranked on the same scale. Duplicates (after whitespace normalisation)
-and empty tactics are dropped.
+beam search (deterministic, ReProver's choice) or by sampling. A candidate's log-probability is
+the sum of the log-probabilities of its tokens up to and including the first end-of-sequence
+token under the model's raw distribution (log-softmax of the logits, before temperature or any
+logits processor), whatever the decoding — so beam and sampled candidates are ranked on the
+same scale. The scores are taken while ``generate`` runs, with no second forward pass: a
+forward hook keeps the log-softmax of each step's raw logits, and a logits processor (which
+sees every running sequence) adds the log-probability of the token each sequence was extended
+with, keyed by the sequence's tokens, so beam search's reordering of its beams needs no
+bookkeeping. Only the last two steps' distributions are held, not all of them. Duplicates
+(after whitespace normalisation) and empty tactics are dropped.
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -136,32 +142,7 @@ class HFGenerator:
         return next(self.model.parameters()).device
 
     def _propose_batch(self, prompts: list[str], k: int) -> list[list[tuple[str, float]]]:
-        import torch
-
-        enc = self.tokenizer(
-            prompts,
-            return_tensors="pt",
-            padding=True,
-            add_special_tokens=False,
-        ).to(self._device())
-        kwargs: dict[str, Any] = {
-            "max_new_tokens": self.max_new_tokens,
-            "num_return_sequences": k,
-            "pad_token_id": self.tokenizer.pad_token_id,
-            "eos_token_id": self.tokenizer.eos_token_id,
-        }
-        if self.deadline is not None:
-            kwargs["max_time"] = max(self.deadline - time.monotonic(), 0.0)
-        if self.decoding == "beam":
-            kwargs.update(num_beams=k, do_sample=False, early_stopping=True)
-        else:
-            kwargs.update(do_sample=True, temperature=self.temperature, top_k=0, top_p=1.0)
-        with torch.no_grad():
-            seqs = self.model.generate(**enc, **kwargs)
-        prompt_len = enc["input_ids"].shape[1]
-        prompt_mask = enc["attention_mask"].repeat_interleave(k, dim=0)
-        completion = seqs[:, prompt_len:]
-        logprobs = self._score(seqs, prompt_mask, completion)
+        completion, logprobs = self._generate(prompts, k)
         texts = self.tokenizer.batch_decode(completion, skip_special_tokens=True)
         out = []
         for i in range(len(prompts)):
@@ -174,20 +155,106 @@ class HFGenerator:
             out.append(sorted(best.values(), key=lambda tl: -tl[1]))
         return out
 
-    def _score(self, seqs: Any, prompt_mask: Any, completion: Any) -> list[float]:
-        """Sum of the completion tokens' log-probabilities, up to and including the first EOS."""
+    def _generate(self, prompts: list[str], k: int) -> tuple[Any, list[float]]:
+        """``k`` completions per prompt (token ids, ``k`` rows per prompt in order, padded after
+        their EOS) and each one's log-probability, recorded while they are generated."""
+        import torch
+        from transformers import LogitsProcessorList
+
+        enc = self.tokenizer(
+            prompts,
+            return_tensors="pt",
+            padding=True,
+            add_special_tokens=False,
+        ).to(self._device())
+        prompt_len = enc["input_ids"].shape[1]
+        recorder = _RawLogProbs(prompt_len, k, self.tokenizer.eos_token_id)
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": self.max_new_tokens,
+            "num_return_sequences": k,
+            "pad_token_id": self.tokenizer.pad_token_id,
+            "eos_token_id": self.tokenizer.eos_token_id,
+            "logits_processor": LogitsProcessorList([recorder]),
+        }
+        if self.deadline is not None:
+            kwargs["max_time"] = max(self.deadline - time.monotonic(), 0.0)
+        if self.decoding == "beam":
+            kwargs.update(num_beams=k, do_sample=False, early_stopping=True)
+        else:
+            kwargs.update(do_sample=True, temperature=self.temperature, top_k=0, top_p=1.0)
+        # generate runs the forward of the transformers model (under a PEFT wrapper: its base)
+        base = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model
+        handle = base.register_forward_hook(recorder.hook)
+        try:
+            with torch.no_grad():
+                seqs = self.model.generate(**enc, **kwargs)
+        finally:
+            handle.remove()
+        completion = seqs[:, prompt_len:]
+        return completion, recorder.scores(completion)
+
+
+_Prefix = tuple[int, tuple[int, ...]]
+"""A running sequence: its prompt's index in the batch and the tokens generated so far."""
+
+
+class _RawLogProbs:
+    """Each generated sequence's log-probability under the model's raw distribution, recorded
+    during ``generate``: :meth:`hook` (a forward hook on the model) keeps the log-softmax of the
+    last position's raw logits; ``generate`` then calls this object as its last logits
+    processor with the running sequences of that forward, in the same row order.
+
+    A running sequence ``s + [x]`` at one step was extended from ``s`` at the step before, so its
+    sum is ``s``'s plus the log-probability of ``x`` in ``s``'s row of the previous step. This
+    holds for sampling (rows keep their place) and for beam search (rows are reordered, and
+    finished hypotheses leave the running set): sequences are matched by their tokens, not by
+    row, so ``beam_indices`` are not needed. A completion that stops at EOS takes the EOS
+    log-probability recorded for its prefix at each step; one that ran out of tokens (or time)
+    chose its last token at the last step (or, with ``generate``'s deferred stop check, the one
+    before), which are the two distributions kept.
+    """
+
+    def __init__(self, prompt_len: int, group: int, eos: int) -> None:
+        self.prompt_len, self.group, self.eos = prompt_len, group, eos
+        self.pending: Any = None
+        self.sums: dict[_Prefix, float] = {}
+        self.eos_logprob: dict[_Prefix, float] = {}
+        self.recent: deque[tuple[dict[_Prefix, int], Any]] = deque(maxlen=2)
+
+    def hook(self, module: Any, args: Any, output: Any) -> None:
         import torch
 
-        eos = self.tokenizer.eos_token_id
-        is_eos = completion == eos
-        # tokens after the first EOS are padding: cumulative count of EOS before each position
-        before = torch.cumsum(is_eos.int(), dim=1) - is_eos.int()
-        keep = before == 0
-        mask = torch.cat([prompt_mask, keep.to(prompt_mask.dtype)], dim=1)
-        positions = (torch.cumsum(mask, dim=1) - 1).clamp(min=0)
-        with torch.no_grad():
-            logits = self.model(input_ids=seqs, attention_mask=mask, position_ids=positions).logits
-        start = prompt_mask.shape[1]
-        logp = torch.log_softmax(logits[:, start - 1 : -1].float(), dim=-1)
-        token_logp = logp.gather(-1, completion.unsqueeze(-1)).squeeze(-1)
-        return (token_logp * keep).sum(dim=1).tolist()
+        self.pending = torch.log_softmax(output.logits[:, -1].float(), dim=-1)
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        logp, self.pending = self.pending, None
+        if logp is None or logp.shape[0] != input_ids.shape[0]:
+            raise RuntimeError("generate ran its logits processors without the hooked forward pass")
+        generated = input_ids[:, self.prompt_len :].tolist()
+        prefixes = [(j // self.group, tuple(tokens)) for j, tokens in enumerate(generated)]
+        if generated[0]:
+            rows, previous = self.recent[-1]
+            parents = [rows[(item, tokens[:-1])] for item, tokens in prefixes]
+            added = previous[parents, input_ids[:, -1]].tolist()
+            for (item, tokens), value in zip(prefixes, added):
+                self.sums[(item, tokens)] = self.sums[(item, tokens[:-1])] + value
+        else:
+            self.sums.update(dict.fromkeys(prefixes, 0.0))
+        self.eos_logprob.update(zip(prefixes, logp[:, self.eos].tolist()))
+        self.recent.append(({p: j for j, p in enumerate(prefixes)}, logp))
+        return scores
+
+    def scores(self, completion: Any) -> list[float]:
+        """The sums of ``completion``'s rows (``group`` per prompt), each up to and including
+        its first EOS."""
+        out = []
+        for r, tokens in enumerate(completion.tolist()):
+            end = tokens.index(self.eos) if self.eos in tokens else len(tokens) - 1
+            prefix = (r // self.group, tuple(tokens[:end]))
+            if tokens[end] == self.eos:
+                last = self.eos_logprob[prefix]
+            else:
+                rows, logp = next(step for step in reversed(self.recent) if prefix in step[0])
+                last = float(logp[rows[prefix], tokens[end]])
+            out.append(self.sums[prefix] + last)
+        return out
