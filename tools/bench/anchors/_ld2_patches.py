@@ -78,3 +78,11 @@ def sft_use_cpu() -> None:
         return base(*args, **kwargs)
 
     sft.SFTConfig = cpu_config  # type: ignore[assignment]
+
+
+class ExportedDatabase:
+    """Stands in for LeanDojo-v2's ``DynamicDatabase`` in its SFT ``train()``: the export
+    directory already holds the data, so ``export_merged_data`` does nothing."""
+
+    def export_merged_data(self, repos: Any, path: Any) -> None:
+        pass

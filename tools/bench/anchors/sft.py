@@ -72,13 +72,6 @@ def _count_rows(export: str) -> int:
         return sum(len(t["traced_tactics"]) for t in json.load(f))
 
 
-class _ExportedDatabase:
-    """Stands in for LeanDojo-v2's ``DynamicDatabase``: the export already exists."""
-
-    def export_merged_data(self, repos: Any, path: Any) -> None:
-        pass
-
-
 def ld2(inputs: dict[str, Any], timer: Any) -> int:
     import shutil
 
@@ -97,7 +90,7 @@ def ld2(inputs: dict[str, Any], timer: Any) -> int:
     )
     rows = len(SFTDataset(str(Path(inputs["data"]) / "random" / "train.json")).data)
     with timer:
-        trainer.train(["bench"], _ExportedDatabase(), Path(inputs["data"]))
+        trainer.train(["bench"], _ld2_patches.ExportedDatabase(), Path(inputs["data"]))
     return rows
 
 

@@ -201,13 +201,6 @@ def plain_trl(inputs: dict[str, Any], timer: Any) -> int:
     return len(rows)
 
 
-class _ExportedDatabase:
-    """Stands in for LeanDojo-v2's ``DynamicDatabase``: the export already exists."""
-
-    def export_merged_data(self, repos: Any, path: Any) -> None:
-        pass
-
-
 def ld2(inputs: dict[str, Any], timer: Any) -> int:
     """LeanDojo-v2's ``SFTTrainer.train`` on the same export directory."""
     import shutil
@@ -228,7 +221,7 @@ def ld2(inputs: dict[str, Any], timer: Any) -> int:
     )
     rows = len(SFTDataset(str(Path(inputs["data"]) / "random" / "train.json")).data)
     with timer:
-        trainer.train(["bench"], _ExportedDatabase(), Path(inputs["data"]))
+        trainer.train(["bench"], _ld2_patches.ExportedDatabase(), Path(inputs["data"]))
     timer.extra = _facts(made[-1])
     return rows
 
