@@ -42,10 +42,9 @@ def apply() -> None:
     github.Github = _OfflineGithub  # type: ignore[misc,assignment]
 
 
-def sft_bf16_off() -> None:
-    """TRL's ``SFTConfig`` defaults ``bf16=True`` (mixed precision), which transformers refuses
-    on a machine without a GPU: LeanDojo-v2's ``SFTTrainer`` builds its config with
-    ``bf16=False`` there. The model's own bf16 weights stay as LeanDojo-v2 loads them."""
+def _sft_config_default(key: str, value: Any) -> None:
+    """Without a GPU, LeanDojo-v2's ``SFTTrainer`` builds its TRL ``SFTConfig`` with ``key``
+    defaulting to ``value`` (every setting it passes itself stays as shipped)."""
     import torch
 
     if torch.cuda.is_available():
@@ -55,29 +54,24 @@ def sft_bf16_off() -> None:
     base = sft.SFTConfig
 
     def cpu_config(*args: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("bf16", False)
+        kwargs.setdefault(key, value)
         return base(*args, **kwargs)
 
     sft.SFTConfig = cpu_config  # type: ignore[assignment]
+
+
+def sft_bf16_off() -> None:
+    """TRL's ``SFTConfig`` defaults ``bf16=True`` (mixed precision), which transformers refuses
+    on a machine without a GPU: LeanDojo-v2's ``SFTTrainer`` builds its config with
+    ``bf16=False`` there. The model's own bf16 weights stay as LeanDojo-v2 loads them."""
+    _sft_config_default("bf16", False)
 
 
 def sft_use_cpu() -> None:
     """Without a GPU, LeanDojo-v2's ``SFTTrainer`` builds its config with ``use_cpu=True``:
     transformers then accepts TRL's ``bf16=True`` default (bf16 autocast on the CPU) instead of
     refusing it. Every setting LeanDojo-v2 passes, and its bf16 weights, stay as shipped."""
-    import torch
-
-    if torch.cuda.is_available():
-        return
-    import lean_dojo_v2.trainer.sft_trainer as sft
-
-    base = sft.SFTConfig
-
-    def cpu_config(*args: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("use_cpu", True)
-        return base(*args, **kwargs)
-
-    sft.SFTConfig = cpu_config  # type: ignore[assignment]
+    _sft_config_default("use_cpu", True)
 
 
 class ExportedDatabase:
