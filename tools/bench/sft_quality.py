@@ -18,6 +18,7 @@ One row per seed; targets: leantrain beats untrained on every metric, and its he
 not worse than TRL's beyond the seed-to-seed spread.
 
     uv run python tools/bench/sft_quality.py [--steps 12] [--seeds 0,1] [--eval 60] [--json f]
+        [--lr 5e-5] [--trainers leantrain,trl]
     uv run python tools/bench/sft_quality.py --render f.json
 """
 
@@ -107,22 +108,24 @@ def score(model_dir: Path, pairs: list, seed: int, top_k: int = TOP_K) -> dict:
     sampled_hits = None
     if top_k > 0:  # generate() prefills each prompt top_k times: the costly part on a CPU
         sampled = sampled_candidates(model, tok, [p for p, _ in pairs], top_k, seed)
-        sampled_hits = sum(
-            any(normalize_tactic(c) == r for c in cs) for cs, r in zip(sampled, norm)
-        )
+        sampled_hits = [
+            r for cs, r in zip(sampled, norm) if any(normalize_tactic(c) == r for c in cs)
+        ]
     return {
         "tactic_loss": loss,
         "first_word_match": sum(_first_word(g) == _first_word(r) for g, r in zip(greedy, refs))
         / len(refs),
         "exact_match": sum(normalize_tactic(g) == r for g, r in zip(greedy, norm)) / len(refs),
-        "sampled_topk": None if sampled_hits is None else sampled_hits / len(refs),
+        "sampled_topk": None if sampled_hits is None else len(sampled_hits) / len(refs),
         "count": len(refs),
+        "exact_hits": [r for g, r in zip(greedy, norm) if normalize_tactic(g) == r],
+        "sampled_hits": sampled_hits,
         "examples": [[r, g] for r, g in list(zip(refs, greedy))[:5]],
         "score_s": round(time.perf_counter() - t, 1),
     }
 
 
-def train_trl_child(base: str, data: str, out: str, steps: int, seed: int) -> None:
+def train_trl_child(base: str, data: str, out: str, steps: int, seed: int, lr: float) -> None:
     """Plain TRL, as its docs write it, on leantrain's rows; saves the model to ``out``."""
     import torch
     import trl
@@ -138,7 +141,7 @@ def train_trl_child(base: str, data: str, out: str, steps: int, seed: int) -> No
         output_dir=out,
         max_steps=steps,
         per_device_train_batch_size=BATCH,
-        learning_rate=LR,
+        learning_rate=lr,
         max_length=MAX_LENGTH,
         seed=seed,
         bf16=bf16,
@@ -156,9 +159,9 @@ def train_trl_child(base: str, data: str, out: str, steps: int, seed: int) -> No
     print(json.dumps({"train_loss": result.training_loss, "losses": losses, "tokens": tokens[-1]}))
 
 
-def train_trl(base: Path, data: Path, out: Path, steps: int, seed: int) -> dict:
+def train_trl(base: Path, data: Path, out: Path, steps: int, seed: int, lr: float) -> dict:
     cmd = [sys.executable, __file__, "--trl-child", str(base), str(data), str(out)]
-    cmd += ["--steps", str(steps), "--seeds", str(seed)]
+    cmd += ["--steps", str(steps), "--seeds", str(seed), "--lr", str(lr)]
     log("$ " + " ".join(cmd[1:]))
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
@@ -166,13 +169,13 @@ def train_trl(base: Path, data: Path, out: Path, steps: int, seed: int) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def train_leantrain(base: Path, data: Path, out: Path, steps: int, seed: int) -> dict:
+def train_leantrain(base: Path, data: Path, out: Path, steps: int, seed: int, lr: float) -> dict:
     from leantrain.core.lifelong import final_checkpoint
 
     leantrain(
         "sft", "--model", str(base), "--data", str(data), "--output_dir", str(out),
         "--max_steps", str(steps), "--per_device_train_batch_size", str(BATCH),
-        "--learning_rate", str(LR), "--max_length", str(MAX_LENGTH), "--seed", str(seed),
+        "--learning_rate", str(lr), "--max_length", str(MAX_LENGTH), "--seed", str(seed),
         "--evaluate_each_repo", "false", "--report_to", "none",
     )  # fmt: skip
     log_file = next(out.glob("sft/logs/*.jsonl"))
@@ -191,16 +194,19 @@ def run(
     top_k: int = TOP_K,
     earlier: dict | None = None,
     trl_top_k: int | None = None,
+    lr: float = LR,
+    trainers: tuple[str, ...] = ("leantrain", "trl"),
 ) -> dict:
     """Score the untrained model, then train and score both trainers for each seed.
 
     ``earlier`` (a previous result with the same settings) is extended: its untrained score and
     the seeds it holds are kept, only the missing seeds are run. ``trl_top_k`` (default
     ``top_k``) is plain TRL's sampled top-k: its target is held-out loss only, and sampling is
-    the slow part of scoring on a CPU."""
+    the slow part of scoring on a CPU. ``trainers`` picks the sides trained: plain TRL can be
+    left out of a leantrain-only run (a longer budget or another learning rate)."""
     base = fetch_smollm2(work)
     pairs = _pairs(data, str(base), n_eval)
-    config = {"model": "SmolLM2-135M-Instruct", "steps": steps, "batch": BATCH, "lr": LR,
+    config = {"model": "SmolLM2-135M-Instruct", "steps": steps, "batch": BATCH, "lr": lr,
               "max_length": MAX_LENGTH, "eval": len(pairs), "top_k": top_k}  # fmt: skip
     if earlier is not None:
         if earlier["config"] != config:
@@ -214,10 +220,12 @@ def run(
     for seed in [s for s in seeds if s not in done]:
         row: dict = {"seed": seed}
         for name, train in (("leantrain", train_leantrain), ("trl", train_trl)):
+            if name not in trainers:
+                continue
             out = work / f"sft-{name}-s{seed}"
             subprocess.run(["rm", "-rf", str(out)], check=True)
             t = time.perf_counter()
-            trained = train(base, data, out, steps, seed)
+            trained = train(base, data, out, steps, seed, lr)
             wall = round(time.perf_counter() - t, 1)
             model_dir = Path(trained.get("model") or out / "model")
             k = top_k if name == "leantrain" or trl_top_k is None else trl_top_k
@@ -254,13 +262,13 @@ def render(s: dict) -> tuple[list[str], dict]:
         f"| untrained | – | {cells(u)} | – | – |",
     ]
     for r in s["runs"]:
-        for name in ("leantrain", "trl"):
+        for name in [n for n in ("leantrain", "trl") if n in r]:
             m = r[name]
             lines.append(
                 f"| {name} | {r['seed']} | {cells(m)} | {m['tokens']:,.0f} | {m['train_wall_s']} |"
             )
     ours = [r["leantrain"] for r in s["runs"]]
-    trl_ = [r["trl"] for r in s["runs"]]
+    trl_ = [r["trl"] for r in s["runs"] if "trl" in r]
     scored = [x for x in keys if u[x] is not None]
     beats = all(
         all(m[x] < u[x] if x == "tactic_loss" else m[x] > u[x] for x in scored) for m in ours
@@ -271,12 +279,15 @@ def render(s: dict) -> tuple[list[str], dict]:
         statistics.pstdev(loss_ours) if len(loss_ours) > 1 else 0.0,
         statistics.pstdev(loss_trl) if len(loss_trl) > 1 else 0.0,
     )
-    gap = statistics.mean(loss_ours) - statistics.mean(loss_trl)
+    gap = statistics.mean(loss_ours) - statistics.mean(loss_trl) if loss_trl else None
+    lines.append("")
+    if gap is not None:
+        lines += [
+            f"Mean tactic loss: leantrain {statistics.mean(loss_ours):.4f}, TRL {statistics.mean(loss_trl):.4f} "
+            f"(leantrain − TRL {gap:+.4f}; seed spread {spread:.4f}, {len(ours)} seed(s)).",
+            "",
+        ]
     lines += [
-        "",
-        f"Mean tactic loss: leantrain {statistics.mean(loss_ours):.4f}, TRL {statistics.mean(loss_trl):.4f} "
-        f"(leantrain − TRL {gap:+.4f}; seed spread {spread:.4f}, {len(ours)} seed(s)).",
-        "",
         "Examples (reference → leantrain greedy, first seed): "
         + "; ".join(f"`{a[:50]}` → `{b[:50]}`" for a, b in ours[0]["examples"][:3]),
         "",
@@ -285,11 +296,11 @@ def render(s: dict) -> tuple[list[str], dict]:
         "SmolLM2 SFT (leantrain) beats the untrained model on every metric": "met"
         if beats
         else "missed",
-        "leantrain SFT held-out loss not worse than plain TRL beyond seed noise": (
-            "met" if gap <= max(spread, 0.0) else "missed"
-        )
-        + ("" if len(ours) > 1 else " (one seed: spread unknown)"),
     }
+    if gap is not None:
+        targets["leantrain SFT held-out loss not worse than plain TRL beyond seed noise"] = (
+            "met" if gap <= max(spread, 0.0) else "missed"
+        ) + ("" if len(ours) > 1 else " (one seed: spread unknown)")
     return lines, targets
 
 
@@ -300,6 +311,10 @@ def main() -> None:
     ap.add_argument("--eval", type=int, default=60)
     ap.add_argument("--top-k", type=int, default=TOP_K, help="sampled top-k (0: skip; slow on CPU)")
     ap.add_argument("--trl-top-k", type=int, default=None, help="plain TRL's (default: --top-k)")
+    ap.add_argument("--lr", type=float, default=LR, help="learning rate of both trainers")
+    ap.add_argument(
+        "--trainers", default="leantrain,trl", help="sides to train: leantrain, trl or both"
+    )
     ap.add_argument("--work", default="/tmp/leantrain-quality")
     ap.add_argument("--json", default=None)
     ap.add_argument("--render", default=None, metavar="JSON")
@@ -309,7 +324,7 @@ def main() -> None:
     ap.add_argument("--trl-child", nargs=3, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.trl_child:
-        train_trl_child(*args.trl_child, args.steps, int(args.seeds))
+        train_trl_child(*args.trl_child, args.steps, int(args.seeds), args.lr)
         return
     if args.render:
         lines, targets = render(json.loads(Path(args.render).read_text(encoding="utf-8"))["sft"])
@@ -329,7 +344,15 @@ def main() -> None:
         earlier = earlier_res["sft"]
         res["earlier"] = {k: earlier_res.get(k) for k in ("machine", "load_start", "started")}
     seeds = [int(x) for x in args.seeds.split(",")]
-    res["sft"] = run(data, args.steps, seeds, args.eval, work, args.top_k, earlier, args.trl_top_k)
+    trainers = tuple(x.strip() for x in args.trainers.split(",") if x.strip())
+    if not trainers or set(trainers) - {"leantrain", "trl"}:
+        raise SystemExit(f"--trainers: expected leantrain, trl or both, got {args.trainers!r}")
+    if "leantrain" not in trainers:
+        raise SystemExit("--trainers: leantrain is the side measured; add it")
+    res["sft"] = run(
+        data, args.steps, seeds, args.eval, work, args.top_k, earlier, args.trl_top_k,
+        args.lr, trainers,
+    )  # fmt: skip
     res["load_end"] = load_state()
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
