@@ -323,6 +323,11 @@ def main() -> None:
     )
     ap.add_argument("--trl-child", nargs=3, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    trainers = tuple(x.strip() for x in args.trainers.split(",") if x.strip())
+    if not trainers or set(trainers) - {"leantrain", "trl"}:
+        raise SystemExit(f"--trainers: expected leantrain, trl or both, got {args.trainers!r}")
+    if "leantrain" not in trainers:
+        raise SystemExit("--trainers: leantrain is the side measured; add it")
     if args.trl_child:
         train_trl_child(*args.trl_child, args.steps, int(args.seeds), args.lr)
         return
@@ -344,11 +349,6 @@ def main() -> None:
         earlier = earlier_res["sft"]
         res["earlier"] = {k: earlier_res.get(k) for k in ("machine", "load_start", "started")}
     seeds = [int(x) for x in args.seeds.split(",")]
-    trainers = tuple(x.strip() for x in args.trainers.split(",") if x.strip())
-    if not trainers or set(trainers) - {"leantrain", "trl"}:
-        raise SystemExit(f"--trainers: expected leantrain, trl or both, got {args.trainers!r}")
-    if "leantrain" not in trainers:
-        raise SystemExit("--trainers: leantrain is the side measured; add it")
     res["sft"] = run(
         data, args.steps, seeds, args.eval, work, args.top_k, earlier, args.trl_top_k,
         args.lr, trainers,
