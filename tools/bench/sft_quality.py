@@ -9,6 +9,8 @@ Three models are scored on the first ``--eval`` tactics of the random *test* spl
 * ``trl`` — plain ``trl.SFTTrainer`` on the same rows (``leantrain.tactics`` prompt/completion
   rows, the same chat template), with TRL's default random sampler.
 
+``--trainers leantrain`` leaves plain TRL out (a longer budget or another ``--lr``).
+
 Both trainers get the same steps, batch, learning rate, ``max_length``, seed and precision (fp32
 on a CPU without native bf16; bf16 autocast for both where ``cpu_bf16: auto`` would choose it).
 Metrics: teacher-forced loss (mean NLL per completion token: the gold tactic and its end of
