@@ -51,6 +51,12 @@ PACKAGES = {
         ["lightning", "pytorch_lightning", "leantrain.export", "lean_dojo"],
         ["prove", "sft", "grpo", "llm"],
     ),
+    "leantrain-lean": (
+        "leantrain.lean",
+        ["leantrain-core"],
+        ["torch", "transformers", "trl", "lean_dojo", "pantograph", "leantrain.prover"],
+        [],
+    ),
     # verl resolves apart from the workspace's default environment (transformers<5.11):
     # from its wheel it installs with its own transformers; never vLLM / SGLang by default
     "leantrain-verl": (

@@ -1,0 +1,73 @@
+"""leantrain.lean: one contract between leantrain and Lean, over the Lean REPL, the Kimina
+Lean Server and Pantograph, with sound whole-theorem checks. No torch.
+
+``backend.start(theorem)`` → a session with an initial state; ``session.run(state, tactic)``
+→ a new state / ``proved`` / ``error`` / ``timeout``; ``backend.check(theorem, proof)`` →
+Lean's errors, sorries and axioms; :func:`check_proof` → ``proved`` or ``rejected`` with the
+reason; :func:`verify` re-checks a ``proofs.json``.
+"""
+
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
+
+from leantrain.lean.contract import (
+    NO_GOALS,
+    Backend,
+    BackendError,
+    CheckResult,
+    LeanTheorem,
+    Outcome,
+    Session,
+    SessionCrashed,
+    State,
+    split_header,
+)
+from leantrain.lean.kimina import KiminaBackend
+from leantrain.lean.pantograph import PantographBackend
+from leantrain.lean.repl import ReplBackend
+from leantrain.lean.soundness import (
+    DEFAULT_ALLOWED_AXIOMS,
+    DENY_LIST,
+    Verdict,
+    check_proof,
+    judge,
+    parse_axioms,
+    screen_proof,
+)
+from leantrain.lean.theorems import load_theorems
+from leantrain.lean.toolchain import SUPPORT, check_toolchain
+from leantrain.lean.verify import load_proofs, summarize, verify
+
+try:
+    __version__ = _version("leantrain-lean")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0"
+
+__all__ = [
+    "DEFAULT_ALLOWED_AXIOMS",
+    "DENY_LIST",
+    "NO_GOALS",
+    "SUPPORT",
+    "Backend",
+    "BackendError",
+    "CheckResult",
+    "KiminaBackend",
+    "LeanTheorem",
+    "Outcome",
+    "PantographBackend",
+    "ReplBackend",
+    "Session",
+    "SessionCrashed",
+    "State",
+    "Verdict",
+    "check_proof",
+    "check_toolchain",
+    "judge",
+    "load_proofs",
+    "load_theorems",
+    "parse_axioms",
+    "screen_proof",
+    "split_header",
+    "summarize",
+    "verify",
+]

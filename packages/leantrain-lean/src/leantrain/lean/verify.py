@@ -1,0 +1,141 @@
+"""Re-check a list of found proofs — the prover's ``proofs.json`` — through a backend.
+
+A proof record is what ``leantrain prove`` writes in ``proofs.json`` (LeanDojo's theorem
+record: ``full_name``, ``theorem_statement``, ``traced_tactics`` with ``tactic``), or a
+benchmark-style record (``name``, ``formal_statement``, ``header``, ``proof`` text). The
+statement is ``formal_statement`` or ``theorem_statement``; the proof is ``proof`` or the
+``traced_tactics``' tactics, one per line; the header is the record's ``header`` or the one
+given (the imports and ``open``\\ s the statement needs).
+
+Each proof is judged by :func:`leantrain.lean.soundness.check_proof`: ``proved``,
+``rejected`` (with the reason), or ``timeout``/``error`` when Lean could not answer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from leantrain.core.errors import DataError
+from leantrain.lean.contract import Backend, LeanTheorem
+from leantrain.lean.soundness import DEFAULT_ALLOWED_AXIOMS, Verdict, judge, screen_proof
+from leantrain.lean.theorems import split_statement
+
+
+def proof_item(
+    record: Mapping[str, Any], *, header: str = "", path: str | Path | None = None, index: int = 0
+) -> tuple[LeanTheorem, str]:
+    """``(theorem, proof text)`` of one proof record (:class:`DataError` naming the field)."""
+
+    def bad(field: str, message: str) -> DataError:
+        return DataError(path, message, index=index, field=field)
+
+    if not isinstance(record, Mapping):
+        raise DataError(path, "not a JSON object", index=index)
+    statement = record.get("formal_statement", record.get("theorem_statement"))
+    if not isinstance(statement, str) or not statement.strip():
+        raise bad("theorem_statement", "missing: a proof record needs its statement")
+    own_header = record.get("header")
+    if own_header is not None and not isinstance(own_header, str):
+        raise bad("header", "expected a string")
+    if own_header is None:
+        own_header, statement = split_statement(statement)
+        own_header = "\n".join(h for h in (header.strip(), own_header) if h)
+    proof = record.get("proof")
+    if proof is None:
+        tactics = record.get("traced_tactics")
+        if not isinstance(tactics, list) or not tactics:
+            raise bad("traced_tactics", "missing or empty: a proof record needs its tactics")
+        lines = []
+        for t in tactics:
+            if not isinstance(t, Mapping) or not isinstance(t.get("tactic"), str):
+                raise bad("traced_tactics", "each tactic must be an object with a 'tactic' string")
+            lines.append(t["tactic"])
+        proof = "\n".join(lines)
+    if not isinstance(proof, str) or not proof.strip():
+        raise bad("proof", "expected a non-empty string")
+    name = record.get("name") or record.get("full_name")
+    try:
+        theorem = LeanTheorem.parse(
+            statement, own_header, name=None if name is None else str(name).rsplit(".", 1)[-1]
+        )
+    except ValueError as e:
+        raise bad("theorem_statement", str(e)) from None
+    return theorem, proof
+
+
+def load_proofs(path: str | Path) -> list[dict[str, Any]]:
+    """The records of a ``proofs.json`` (a JSON list) or a JSONL file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise DataError(path, f"cannot read it ({e.strerror})") from None
+    try:
+        if text.lstrip().startswith("["):
+            records = json.loads(text)
+        else:
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except ValueError as e:
+        raise DataError(
+            path, f"not JSON/JSONL ({e})", hint="give the prover's proofs.json"
+        ) from None
+    if not isinstance(records, list):
+        raise DataError(path, "expected a JSON list of proof records")
+    return records
+
+
+def verify(
+    proofs: str | Path | Sequence[Mapping[str, Any]],
+    backend: Backend,
+    *,
+    header: str = "",
+    allowed_axioms: Sequence[str] = DEFAULT_ALLOWED_AXIOMS,
+) -> list[dict[str, Any]]:
+    """Re-check every proof; one row per record: ``name``, ``status``, ``reason``, ``axioms``.
+
+    Every record is read (and a bad one reported) before Lean is asked anything. A backend
+    with ``check_many`` (Kimina) gets the proofs in batches."""
+    path = proofs if isinstance(proofs, (str, Path)) else None
+    records = load_proofs(proofs) if isinstance(proofs, (str, Path)) else list(proofs)
+    items = [proof_item(r, header=header, path=path, index=i) for i, r in enumerate(records)]
+    verdicts: list[Verdict | None] = [None] * len(items)
+    to_check: list[int] = []
+    for i, (_, proof) in enumerate(items):
+        refused = screen_proof(proof)
+        if refused is not None:
+            verdicts[i] = Verdict("rejected", refused)
+        else:
+            to_check.append(i)
+    check_many = getattr(backend, "check_many", None)
+    if callable(check_many):
+        results = check_many([items[i] for i in to_check])
+    else:
+        results = [backend.check(*items[i]) for i in to_check]
+    for i, result in zip(to_check, results):
+        verdicts[i] = judge(result, items[i][0].name, allowed_axioms)
+    rows = []
+    for record, (theorem, _), verdict in zip(records, items, verdicts):
+        assert verdict is not None
+        rows.append(
+            {
+                "name": record.get("full_name") or record.get("name") or theorem.name,
+                "status": verdict.status,
+                "reason": verdict.reason,
+                "axioms": None if verdict.axioms is None else list(verdict.axioms),
+            }
+        )
+    return rows
+
+
+def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Counts by status and the share proved."""
+    counts = Counter(str(r["status"]) for r in rows)
+    return {
+        "total": len(rows),
+        **{s: counts.get(s, 0) for s in ("proved", "rejected", "timeout", "error")},
+        "proved_rate": counts.get("proved", 0) / len(rows) if rows else 0.0,
+    }
