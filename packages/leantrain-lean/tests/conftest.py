@@ -10,6 +10,22 @@ from leantrain.lean import ReplBackend
 FAKE = Path(__file__).parent / "fake_repl.py"
 
 
+MATHLIB_HEADER = (
+    "import Mathlib.Algebra.BigOperators.Group.Finset.Basic\nimport Mathlib.Data.Real.Basic\n"
+    "import Mathlib.Data.Complex.Basic\nimport Mathlib.Data.Nat.Log\n"
+    "import Mathlib.Analysis.Complex.Exponential\nimport Mathlib.NumberTheory.Divisors\n"
+    "import Mathlib.Data.ZMod.Defs\nimport Mathlib.Data.ZMod.Basic\nimport Mathlib.Topology.Basic\n"
+    "import Mathlib.Data.Nat.Digits.Lemmas\nimport Mathlib.Tactic.NormNum.GCD\nopen BigOperators\n"
+    "open Real\nopen Nat\nopen Topology"
+)
+
+
+@pytest.fixture
+def mathlib_header() -> str:
+    """The header of the REPL's Mathlib/test/H20231020.in, as recorded."""
+    return MATHLIB_HEADER
+
+
 class Fake:
     """Builds :class:`ReplBackend`\\ s on the fake REPL and reads what it was sent."""
 

@@ -9,14 +9,6 @@ import pytest
 from leantrain.core.errors import ConfigError, MissingDependencyError
 from leantrain.lean import BackendError, LeanTheorem, ReplBackend, SessionCrashed, check_proof
 
-MATHLIB_HEADER = (
-    "import Mathlib.Algebra.BigOperators.Group.Finset.Basic\nimport Mathlib.Data.Real.Basic\n"
-    "import Mathlib.Data.Complex.Basic\nimport Mathlib.Data.Nat.Log\n"
-    "import Mathlib.Analysis.Complex.Exponential\nimport Mathlib.NumberTheory.Divisors\n"
-    "import Mathlib.Data.ZMod.Defs\nimport Mathlib.Data.ZMod.Basic\nimport Mathlib.Topology.Basic\n"
-    "import Mathlib.Data.Nat.Digits.Lemmas\nimport Mathlib.Tactic.NormNum.GCD\nopen BigOperators\n"
-    "open Real\nopen Nat\nopen Topology"
-)
 BRANCHING = LeanTheorem.parse(
     "theorem complex_and (p q r : Prop) (h1 : p ∧ q) (h2 : q → r) : p ∧ r"
 )
@@ -106,18 +98,18 @@ def test_a_process_dying_at_start_is_a_backend_error_saying_so(fake):
         b.start(LeanTheorem.parse("theorem other : True"))
 
 
-def test_check_of_a_recorded_mathlib_proof_is_proved(fake):
+def test_check_of_a_recorded_mathlib_proof_is_proved(fake, mathlib_header):
     b = fake.backend("mathlib_H20231020")
-    t = LeanTheorem.parse("theorem mathd_numbertheory_188 : Nat.gcd 180 168 = 12", MATHLIB_HEADER)
+    t = LeanTheorem.parse("theorem mathd_numbertheory_188 : Nat.gcd 180 168 = 12", mathlib_header)
     result = b.check(t, "norm_num")
     assert result.ok
     assert result.axioms == ("Classical.choice", "Quot.sound", "propext")
     assert check_proof(b, t, "norm_num").status == "proved"
 
 
-def test_checks_of_several_theorems_share_the_header_env(fake):
+def test_checks_of_several_theorems_share_the_header_env(fake, mathlib_header):
     b = fake.backend("mathlib_H20231020")
-    t = LeanTheorem.parse("theorem mathd_numbertheory_188 : Nat.gcd 180 168 = 12", MATHLIB_HEADER)
+    t = LeanTheorem.parse("theorem mathd_numbertheory_188 : Nat.gcd 180 168 = 12", mathlib_header)
     assert b.check(t, "norm_num").ok
     assert b.check(t, "norm_num").ok
     assert sum("import Mathlib.Algebra" in line for line in fake.sent()) == 1

@@ -94,7 +94,7 @@ _DECL_RE = re.compile(
     r"(?P<kw>theorem|lemma|example|def)\b\s*(?P<name>[^\s:({\[⦃]*)",
     re.DOTALL,
 )
-_PROOF_TAIL_RE = re.compile(r"\s*:=\s*(?:by\b\s*(?:sorry\s*)?)?$")
+_PROOF_TAIL_RE = re.compile(r"\s*:=\s*(?:by\b\s*(?:sorry\s*)?|sorry\s*)?$")
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,8 @@ class LeanTheorem:
 
     @classmethod
     def parse(cls, statement: str, header: str = "", **kw: Any) -> LeanTheorem:
-        """A theorem from a declaration text (with or without a trailing ``:= by [sorry]``).
+        """A theorem from a declaration text (with or without a trailing ``:= by [sorry]`` or
+        ``:= sorry``).
 
         The name is the declared one; an ``example`` is given ``kw['name']``. Raises
         ``ValueError`` (with what is wrong) on a text that declares no theorem."""

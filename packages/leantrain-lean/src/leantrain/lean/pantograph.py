@@ -67,6 +67,8 @@ class _Handle:
 def _message_dict(m: Any) -> dict[str, Any]:
     severity = getattr(m, "severity", "error")
     severity = getattr(severity, "name", str(severity)).lower()
+    # PyPantograph's Severity is INFORMATION / WARNING / ERROR; the REPL's "info"
+    severity = {"information": "info"}.get(severity, severity)
     return {"severity": severity, "data": str(getattr(m, "data", m))}
 
 
