@@ -62,7 +62,7 @@ class SessionCrashed(LeanTrainError):
     """The backend of a running session stopped answering and could not be restarted."""
 
 
-CheckStatus = Literal["ok", "lean_error", "timeout", "error"]
+CheckStatus = Literal["ok", "timeout", "error"]
 
 
 @dataclass(frozen=True)

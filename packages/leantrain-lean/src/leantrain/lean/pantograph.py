@@ -180,8 +180,9 @@ class PantographBackend:
             units = server.check_compile(code)
         except (self.pg.ServerError, self.pg.TacticFailure, RuntimeError, OSError) as e:
             outcome = self._fault(e)
-            status = "timeout" if outcome.kind == "timeout" else "error"
-            return CheckResult(status, detail=outcome.message)
+            if outcome.kind == "timeout":
+                return CheckResult("timeout", detail=outcome.message)
+            return CheckResult("error", detail=outcome.message)
         messages = [_message_dict(m) for u in units for m in (getattr(u, "messages", None) or [])]
         return result_from_messages(messages, 0, theorem.name)
 

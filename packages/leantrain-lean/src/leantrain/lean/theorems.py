@@ -51,7 +51,7 @@ def load_theorems(path: str | Path) -> list[LeanTheorem]:
         where = f"{path}:{number}"
         try:
             row = json.loads(line)
-        except ValueError as e:
+        except json.JSONDecodeError as e:
             raise DataError(where, f"not JSON ({e.msg})", hint="one JSON object per line") from None
         if not isinstance(row, dict):
             raise DataError(where, "not a JSON object", hint="one JSON object per line")
