@@ -116,7 +116,7 @@ class KiminaBackend:
             path = "/api/check"
             body: dict[str, Any] = {
                 "snippets": [{"id": i, "code": c} for i, c in zip(ids, codes)],
-                "timeout": self.timeout,
+                "timeout": max(1, round(self.timeout)),  # an int in the server's model
                 "debug": False,
                 "reuse": True,
             }
