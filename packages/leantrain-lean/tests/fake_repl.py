@@ -10,7 +10,8 @@ few answers the REPL's suite does not hold, each with its source.
 A command with no recorded answer ends the process with exit code 3 (a test that sends
 something unexpected fails loudly). Faults for the crash tests: ``--fault KIND:TEXT`` on the
 first command whose text contains TEXT — ``hang`` (never answers), ``die`` (writes half the
-answer, exits), ``garbage`` (answers non-JSON), ``slow:SECONDS`` (answers late); with
+answer, exits), ``stall`` (writes half the answer, then nothing), ``garbage`` (answers
+non-JSON), ``slow:SECONDS`` (answers late); with
 ``--once FILE`` the fault fires only while FILE does not exist (it is created when it fires),
 so the restarted process answers normally. ``--child-pid-file`` starts a child process in the
 same process group and writes its pid (to test that a kill reaches the group). ``--log FILE``
@@ -104,6 +105,10 @@ def main() -> None:
             sys.stdout.write(reply[: len(reply) // 2])
             sys.stdout.flush()
             os._exit(1)
+        if fire and kind == "stall":
+            sys.stdout.write(reply[: len(reply) // 2])
+            sys.stdout.flush()
+            time.sleep(600)
         if fire and kind == "garbage":
             reply = "uncaught exception: this is not JSON"
         if fire and kind == "slow":

@@ -83,12 +83,17 @@ class FakeServer:
         self.imports, self.project_path, self.timeout = imports, project_path, timeout
         self.next_id = 0
         self.loaded: list[str] = []
+        self.started: list[str] = []
         self.closed = False
         FakeServer.instances.append(self)
 
     def _state(self, goals: list[str]) -> GoalState:
         self.next_id += 1
         return GoalState(self.next_id, [Goal(g) for g in goals])
+
+    def goal_start(self, expr: str) -> GoalState:
+        self.started.append(expr)
+        return self._state([f"⊢ {expr}"])
 
     def load_sorry(self, src: str) -> list[SearchTarget]:
         self.loaded.append(src)
@@ -197,6 +202,22 @@ def test_the_old_goal_tactic_signature_is_supported(pg):
     s = b.start(AMC)
     FakeServer.tactics[(s.initial_state.pp, "omega")] = []
     assert s.run(s.initial_state, "omega").kind == "proved"
+
+
+def test_a_header_of_imports_only_starts_with_goal_start(pg):
+    t = LeanTheorem.parse(
+        "theorem t {α : Type} [inst : Inhabited α] (xs : List α) (h : xs ≠ []) : xs.length > 0",
+        "import Mathlib",
+    )
+    b = PantographBackend(pantograph=pg)
+    s = b.start(t)
+    server = FakeServer.instances[0]
+    assert server.loaded == []
+    assert server.started == [
+        "∀ {α : Type} [inst : Inhabited α] (xs : List α) (h : xs ≠ []), xs.length > 0"
+    ]
+    assert s.initial_state.pp.startswith("⊢ ∀ {α : Type}")
+    assert LeanTheorem.parse("theorem u : 1 = 1").as_forall() == "1 = 1"
 
 
 def test_check_reads_the_axiom_report(pg):

@@ -182,6 +182,13 @@ def test_a_process_dying_mid_answer_is_an_error_then_restarts(fake):
     assert o3.kind == "state" and o3.state.pp.endswith("⊢ q")
 
 
+def test_a_partial_answer_that_stalls_is_a_timeout_then_restarts(fake):
+    b = fake.backend("proof_branching", fault="stall:apply And.intro", tactic_timeout=0.5)
+    s = b.start(BRANCHING)
+    assert s.run(s.initial_state, "apply And.intro").kind == "timeout"
+    assert s.run(s.initial_state, "apply And.intro").kind == "state"
+
+
 def test_garbage_output_is_an_error_then_restarts(fake):
     b = fake.backend("proof_branching", fault="garbage:apply And.intro")
     s = b.start(BRANCHING)

@@ -135,6 +135,23 @@ class LeanTheorem:
                 raise ValueError("the declaration has no name")
         return cls(name=name, statement=text, header=header, **kw)
 
+    def as_forall(self) -> str:
+        """The statement as one proposition: ``theorem t (a : ℕ) {b : ℕ} : P a b`` →
+        ``∀ (a : ℕ) {b : ℕ}, P a b`` (what Pantograph's ``goal_start`` takes)."""
+        m = _DECL_RE.match(self.statement)
+        assert m is not None  # parse() made it
+        rest = self.statement[m.end("name") :]
+        depth = 0
+        for i, ch in enumerate(rest):
+            if ch in "([{⦃⟨":
+                depth += 1
+            elif ch in ")]}⦄⟩":
+                depth -= 1
+            elif ch == ":" and depth == 0:
+                binders, prop = rest[:i].strip(), rest[i + 1 :].strip()
+                return f"∀ {binders}, {prop}" if binders else prop
+        raise ValueError(f"{self.name}: no ':' before the statement's type")
+
     def code(self, proof: str) -> str:
         """The declaration with ``proof`` (a tactic script) as its proof, without the header.
 

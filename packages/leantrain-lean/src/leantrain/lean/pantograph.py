@@ -1,8 +1,9 @@
 """The ``pantograph`` backend: PyPantograph's ``Server`` (stanford-centaur/PyPantograph), as
 LeanDojo-v2's provers use it.
 
-A theorem starts with ``server.load_sorry("STATEMENT := by sorry")`` (the goal state of the
-sorry), tactics run with ``server.goal_tactic``, and a whole theorem is checked with
+A theorem starts with ``server.goal_start("∀ binders, type")`` (or, when its header opens
+namespaces, ``server.load_sorry("STATEMENT := by sorry")``), tactics run with
+``server.goal_tactic``, and a whole theorem is checked with
 ``server.check_compile`` (the code, then ``#print axioms NAME``). One server per header: its
 ``import`` lines become ``Server(imports=…)``, the rest of the header is put before the code.
 The server's ``timeout`` is set to the start-up timeout for loading and checking and to the
@@ -138,15 +139,22 @@ class PantographBackend:
         return Outcome("error", message=f"Pantograph fault: {text}; the server was restarted")
 
     def load(self, theorem: LeanTheorem) -> Any:
-        """The goal state of ``theorem``'s sorry in the current server."""
+        """The initial goal state of ``theorem`` in the current server.
+
+        A header of imports only: ``goal_start("∀ binders, type")``, as LeanDojo-v2 starts a
+        theorem. A header with more (``open``, ``set_option``) needs the file's context:
+        ``load_sorry("… STATEMENT := by sorry")`` — the sorry-collecting path of PyPantograph
+        #106, which the whole-theorem check guards."""
         imports, preamble = split_header(theorem.header)
-        source = "\n\n".join(p for p in (preamble, f"{theorem.statement} := by sorry") if p)
         what = f"{theorem.name}: Pantograph cannot start the theorem"
         try:
             server = self.server(imports)
             server.timeout = self.start_timeout
+            if not preamble:
+                return server.goal_start(theorem.as_forall())
+            source = f"{preamble}\n\n{theorem.statement} := by sorry"
             targets = server.load_sorry(source)
-        except (self.pg.ServerError, self.pg.TacticFailure, RuntimeError, OSError) as e:
+        except (self.pg.ServerError, self.pg.TacticFailure, RuntimeError, OSError, ValueError) as e:
             self.discard()
             raise BackendError(f"{what}: {_one_line(e)[:300]}") from None
         states = [t.goal_state for t in targets if getattr(t, "goal_state", None) is not None]
