@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -59,8 +59,3 @@ def fake(tmp_path: Path) -> Iterator[Fake]:
     yield f
     for b in f.backends:
         b.close()
-
-
-@pytest.fixture
-def make_fake(tmp_path: Path) -> Callable[[], Fake]:
-    return lambda: Fake(tmp_path)

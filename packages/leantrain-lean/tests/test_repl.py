@@ -197,7 +197,7 @@ def test_garbage_output_is_an_error_then_restarts(fake):
     assert s.run(s.initial_state, "apply And.intro").kind == "state"
 
 
-def test_a_slow_answer_within_the_timeout_is_fine_and_past_it_a_timeout(fake, make_fake):
+def test_a_slow_answer_within_the_timeout_is_fine_and_past_it_a_timeout(fake):
     b = fake.backend("proof_branching", fault="slow:0.3:apply And.intro", once=False)
     s = b.start(BRANCHING)
     assert s.run(s.initial_state, "apply And.intro").kind == "state"
