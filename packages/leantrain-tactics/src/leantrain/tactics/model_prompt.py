@@ -215,7 +215,7 @@ def resolve_prompt(
             raise ConfigError(message, hint=override_hint)
         if message not in _WARNED:  # once per process, not per dataset built
             _WARNED.add(message)
-            log.warning("%s — the given ones are used", message)
+            log.warning("warning: %s — the given ones are used", message)
     if "retriever" not in given:
         check_model_retriever(chosen, model_dir)  # type: ignore[arg-type]
     return chosen
