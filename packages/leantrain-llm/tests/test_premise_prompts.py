@@ -98,3 +98,18 @@ def test_suggest_tactics_refuses_to_drop_the_premises(tmp_path):
     with pytest.raises(ConfigError, match="suggest_tactics does not retrieve premises"):
         trainer.suggest_tactics("⊢ True")
     assert trainer._model is None  # refused before the model loads
+
+
+def test_the_files_of_a_model_are_found_where_it_loads_from(tmp_path):
+    """prompt.json is looked for in the model directory: not for tiny, a hub id or a GGUF
+    file; a directory holding a GGUF file is its own (no run lookup, no error)."""
+    from leantrain.llm.model_loading import model_files_dir
+
+    gguf = tmp_path / "gguf"
+    gguf.mkdir()
+    (gguf / "m.gguf").write_bytes(b"GGUF")
+    assert model_files_dir(gguf) == gguf
+    model = _model(tmp_path / "m")
+    assert model_files_dir(model) == model
+    for name in ("tiny", "org/model", gguf / "m.gguf"):
+        assert model_files_dir(name) is None

@@ -120,6 +120,24 @@ def test_a_checkpoint_copied_alone_is_proved_and_evaluated_with_its_prompt(
         assert messages[0] == {"role": "system", "content": SYSTEM}
         assert messages[1]["content"].startswith("Premises:\n")
 
+    # GRPO from the copy: trained with the same prompt, which its own checkpoint records
+    from leantrain.llm import GRPOTrainer
+
+    GRPOTrainer(
+        model_name=str(ckpt),
+        output_dir=tmp_path / "grpo",
+        reward_funcs=["format"],
+        max_steps=1,
+        num_generations=2,
+        batch_size=2,
+        max_completion_length=4,
+        train_split="test",
+        evaluate_each_repo=False,
+    ).train(nat_basics)
+    [refined] = (tmp_path / "grpo" / "grpo").glob("000-*")
+    assert read_prompt(refined) == prompt
+    capsys.readouterr()  # its progress bars
+
     # an explicit setting that differs: the prover refuses unless told, eval warns and uses it
     q = str(tmp_path / "q")
     code = main(["prove", *map(str, args), "--system-prompt", "", "--output-dir", q])

@@ -249,8 +249,8 @@ def test_a_generator_without_premises_is_refused_with_a_retriever(nat_basics, re
 def test_a_generator_trained_with_a_retriever_proves_with_it_end_to_end(
     nat_basics, retriever, tmp_path, capsys
 ):
-    """`leantrain sft --retriever` records the retriever; `leantrain prove` reads it from the
-    run and asks with the same premises, under the replay backend."""
+    """`leantrain sft --retriever` records the retriever checkpoint in the model's prompt.json;
+    `leantrain prove` reads it and asks with the same premises, under the replay backend."""
     import torch
     from leantrain.core.manifest import RunManifest
     from leantrain.llm import SFTTrainer
@@ -286,13 +286,16 @@ def test_a_generator_trained_with_a_retriever_proves_with_it_end_to_end(
     assert summary["metric"] == "replay proof rate" and summary["attempted"] == 3
     rows = [json.loads(x) for x in (tmp_path / "proofs" / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 3 and all(r["expansions"] >= 1 for r in rows)
-    # the run pinned the checkpoint it trained with; the results say which one they used
-    pin = json.loads((run / "retriever_pin.json").read_text())
-    assert pin["checkpoint"] == str(retriever.resolve())
+    # the model records the checkpoint it trained with; the results say which one they used
+    from leantrain.llm.model_loading import resolve_model_path
+    from leantrain.tactics.model_prompt import read_prompt
+
+    prompt = read_prompt(resolve_model_path(run))
+    assert prompt.retriever == str(retriever.resolve())
     saved = json.loads((tmp_path / "proofs" / "prover_config.json").read_text())
     assert (saved["retriever_checkpoint"], saved["retriever_sha256"]) == (
-        pin["checkpoint"],
-        pin["sha256"],
+        prompt.retriever,
+        prompt.retriever_sha256,
     )
     assert (saved["num_premises"], saved["max_premise_chars"]) == (3, 400)
     # another retriever than the training one: refused in one line
@@ -302,4 +305,4 @@ def test_a_generator_trained_with_a_retriever_proves_with_it_end_to_end(
             "--output-dir", str(tmp_path / "p2"), "--retriever", str(tmp_path),
         ]
     )  # fmt: skip
-    assert code != 0 and "trained with" in _one_line_error(capsys.readouterr().err)
+    assert code != 0 and "not a premise retriever" in _one_line_error(capsys.readouterr().err)

@@ -40,9 +40,9 @@ def _model_dir(name: Any) -> Path | None:
     """The directory holding model ``name`` (a run's newest model), ``None`` for a hub id."""
     if not name:
         return None
-    from leantrain.llm.model_loading import resolve_model_path
+    from leantrain.llm.model_loading import model_files_dir
 
-    return resolve_model_path(name)
+    return model_files_dir(name)
 
 
 def dataset_config(cfg: Any, max_samples: int | None = None, prompt: Any = None) -> Any:

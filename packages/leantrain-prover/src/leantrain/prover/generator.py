@@ -84,12 +84,12 @@ class HFGenerator:
         ``prompt.json``), else leantrain's default.
         """
         import torch
-        from leantrain.llm.model_loading import load_model_and_tokenizer, resolve_model_path
+        from leantrain.llm.model_loading import load_model_and_tokenizer, model_files_dir
         from leantrain.tactics import DEFAULT_SYSTEM_PROMPT
         from leantrain.tactics.model_prompt import read_prompt
 
         if system_prompt is None:
-            recorded = read_prompt(resolve_model_path(name))
+            recorded = read_prompt(model_files_dir(name))
             system_prompt = DEFAULT_SYSTEM_PROMPT if recorded is None else recorded.system_prompt
         model, tokenizer = load_model_and_tokenizer(name, trainable_adapter=False)
         device = device or ("cuda" if torch.cuda.is_available() else "cpu")

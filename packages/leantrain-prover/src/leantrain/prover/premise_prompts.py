@@ -86,9 +86,9 @@ def model_prompt(config: ProverConfig) -> Any:
 
     model_dir = None
     if config.generator:
-        from leantrain.llm.model_loading import resolve_model_path
+        from leantrain.llm.model_loading import model_files_dir
 
-        model_dir = resolve_model_path(config.generator)
+        model_dir = model_files_dir(config.generator)
     return resolve_prompt(
         model_dir,
         given_settings(config),
