@@ -10,7 +10,7 @@
 The backend is built first (so ``--backend leandojo`` without Lean fails before any model
 loads); the generator, progress model and backend can also be passed in as objects.
 
-With a retriever (``retriever``, or the one the generator's run trained with) each prompt is
+With a retriever (``retriever``, or the one the generator's prompt.json records) each prompt is
 led by the premises accessible from the theorem, retrieved for the state
 (:mod:`leantrain.prover.premise_prompts`); the retriever and the corpus index load once.
 """
