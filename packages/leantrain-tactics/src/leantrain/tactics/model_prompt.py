@@ -139,17 +139,18 @@ def check_model_retriever(prompt: ModelPrompt, where: Path | str) -> ModelPrompt
     from leantrain.tactics.premises import RETRIEVER_JSON, retriever_checkpoint
 
     source = Path(where) / PROMPT_NAME
+    was = str(prompt.retriever_sha256)[:12]
     if not (Path(prompt.retriever) / RETRIEVER_JSON).is_file():
         raise ConfigError(
             f"{source}: the model's retriever checkpoint {prompt.retriever} is missing",
             hint="pass --retriever PATH (a copy of that checkpoint: its content is checked "
-            f"against sha256 {prompt.retriever_sha256[:12]})",  # type: ignore[index]
+            f"against sha256 {was})",
         )
     now = retriever_checkpoint(prompt.retriever, flag=f"retriever of {source}")
     if now.sha256 != prompt.retriever_sha256:
         raise ConfigError(
             f"{source}: retriever checkpoint {prompt.retriever} changed since the model was "
-            f"trained (sha256 {now.sha256[:12]}, trained with {prompt.retriever_sha256[:12]})",  # type: ignore[index]
+            f"trained (sha256 {now.sha256[:12]}, trained with {was})",
             hint="restore that checkpoint, or pass --retriever PATH to ask with another one",
         )
     return prompt
@@ -216,6 +217,6 @@ def resolve_prompt(
         if message not in _WARNED:  # once per process, not per dataset built
             _WARNED.add(message)
             log.warning("warning: %s — the given ones are used", message)
-    if "retriever" not in given:
-        check_model_retriever(chosen, model_dir)  # type: ignore[arg-type]
+    if "retriever" not in given and model_dir is not None:
+        check_model_retriever(chosen, model_dir)
     return chosen
