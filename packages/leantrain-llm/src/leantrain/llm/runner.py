@@ -57,8 +57,10 @@ def train_with_config(config: Any) -> dict[str, Any]:
 
 
 def evaluate_with_config(config: Any) -> dict[str, Any]:
-    """Evaluate the model of an :class:`EvalConfig` on its split."""
+    """Evaluate the model of an :class:`EvalConfig` on its split, asked with the prompt of its
+    ``prompt.json`` except for the settings the config gives (a difference: one warning line)."""
     from leantrain.llm.sft_trainer import SFTTrainer
+    from leantrain.tactics.model_prompt import given_settings
 
     if config.data_path is None:
         raise ConfigError("nothing to evaluate on", hint="pass --data DIR (an export dir)")
@@ -69,10 +71,7 @@ def evaluate_with_config(config: Any) -> dict[str, Any]:
         eval_k=config.eval_k,
         eval_max_new_tokens=config.eval_max_new_tokens,
         max_eval_samples=config.max_eval_samples,
-        system_prompt=config.system_prompt,
-        retriever=config.retriever,
-        num_premises=config.num_premises,
-        max_premise_chars=config.max_premise_chars,
+        **given_settings(config),  # the rest from the model's prompt.json
     )
     metrics = trainer.evaluate(config.data_path, config.split)
     return {"model": config.model_name, "split": config.split, **metrics}
