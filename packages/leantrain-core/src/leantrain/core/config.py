@@ -28,6 +28,7 @@ import dataclasses
 import difflib
 import enum
 import functools
+import inspect
 import math
 import re
 import sys
@@ -37,9 +38,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, Union
 
-import yaml
-from annotated_types import Ge, Gt, Le, Lt
+from annotated_types import Ge, Gt, Le
 from leantrain.core.errors import ConfigError
+from leantrain.core.yaml_loader import MAX_YAML_BYTES as MAX_YAML_BYTES
+from leantrain.core.yaml_loader import MAX_YAML_NODES as MAX_YAML_NODES
+from leantrain.core.yaml_loader import load_yaml as load_yaml
+from leantrain.core.yaml_loader import parse_yaml as parse_yaml
+from leantrain.core.yaml_loader import read_yaml_file as read_yaml_file
 
 C = TypeVar("C")
 
@@ -93,12 +98,19 @@ _MISSING: Any = dataclasses.MISSING
 
 
 def setting(
-    default: Any = _MISSING, help: str = "", *, aliases: Sequence[str] = (), **field_kw: Any
+    default: Any = _MISSING,
+    help: str = "",
+    *,
+    aliases: Sequence[str] = (),
+    positional: bool = False,
+    **field_kw: Any,
 ) -> Any:
     """A config field in one line: its default (none: a required setting, keyword-only), its
-    ``--help`` text and its aliases (other names of it in dicts, YAML, flags and keywords). A
-    list default is copied per instance."""
+    ``--help`` text, its aliases (other names of it in dicts, YAML, flags and keywords) and
+    whether the command line gives it as a positional argument. A list default is copied per
+    instance."""
     meta = {"help": help, **({"aliases": tuple(aliases)} if aliases else {})}
+    meta.update({"positional": True} if positional else {})
     if default is _MISSING and "default_factory" not in field_kw:
         return dataclasses.field(kw_only=True, metadata=meta, **field_kw)
     if isinstance(default, (list, dict, set)):
@@ -151,7 +163,7 @@ def resolve(cls: type, data: Mapping[str, Any], *, source: str = "config") -> di
     return out
 
 
-def suggest(name: str, valid: Sequence[str], aliases: Mapping[str, str] = {}) -> str:  # noqa: B006
+def suggest(name: str, valid: Sequence[str], aliases: Mapping[str, str] = {}) -> str:
     """The hint of an unknown name: the closest valid one, else a few valid ones."""
     target = aliases.get(name)
     close = [target] if target in valid else difflib.get_close_matches(name, valid, n=1)
@@ -203,7 +215,7 @@ def _members(tp: Any) -> tuple[Any, ...]:
 
 
 def _resolve_hints(klass: type) -> dict[str, Any]:
-    own = klass.__dict__.get("__annotations__", {})
+    own = inspect.get_annotations(klass)
     try:
         return {
             n: tp for n, tp in typing.get_type_hints(klass, include_extras=True).items() if n in own
@@ -222,9 +234,14 @@ def _resolve_hints(klass: type) -> dict[str, Any]:
 
 
 def _from_engine(cls: type, name: str) -> bool:
-    """Whether field ``name`` of ``cls`` is declared by the engine (transformers / TRL)."""
-    owner = next((k for k in cls.__mro__ if name in k.__dict__.get("__annotations__", {})), cls)
-    return owner.__module__.split(".")[0] in ("transformers", "trl")
+    """Whether field ``name`` of ``cls`` is also declared by the engine (transformers / TRL):
+    then :data:`ENGINE_FIELDS` gives its constraint and aliases, even where leantrain's class
+    redeclares it for another default."""
+    return name in ENGINE_FIELDS and any(
+        k.__module__.split(".")[0] in ("transformers", "trl")
+        and name in inspect.get_annotations(k)
+        for k in cls.__mro__
+    )
 
 
 @functools.cache
@@ -234,12 +251,12 @@ def _hints(cls: type) -> dict[str, Any]:
     engine field of :data:`ENGINE_FIELDS` gets the table's constraint."""
     hints: dict[str, Any] = {}
     for klass in reversed(cls.__mro__):
-        if klass.__dict__.get("__annotations__"):
+        if inspect.get_annotations(klass):
             hints.update(_resolve_hints(klass))
     for name, f in config_fields(cls).items():
         tp = hints.get(name, Any)
         rule = ENGINE_FIELDS.get(name, (None,))[0] if _from_engine(cls, name) else None
-        if rule is not None and tp is not Any:
+        if rule is not None and tp is not Any and _strip(tp) == tp:
             if isinstance(rule, tuple):
                 tp = Annotated[(tp, *rule)]
             else:
@@ -273,11 +290,12 @@ def _strip(tp: Any) -> Any:
 
 
 def _choices(tp: Any) -> tuple[Any, ...]:
-    """The values of the ``Literal`` in ``tp`` (in an ``Optional`` or a list), if any."""
+    """The values of a ``Literal`` type (also in an ``Optional`` or a list), else ()."""
     if typing.get_origin(tp) is Literal:
         return typing.get_args(tp)
-    inner = [*_members(tp), *(typing.get_args(tp) if typing.get_origin(tp) is list else ())]
-    return next((c for c in map(_choices, inner) if c), ())
+    inner = typing.get_args(tp) if typing.get_origin(tp) is list else _members(tp)
+    found = [_choices(m) for m in inner if m is not type(None)]
+    return tuple(v for f in found for v in f) if found and all(found) else ()
 
 
 def describe(tp: Any) -> str:
@@ -370,7 +388,7 @@ def _check_range(cls: type, key: str, value: Any, *, source: str) -> Any:
         pass
     choices = _choices(tp)
     if choices:
-        bad = next((v for v in (value if isinstance(value, list) else [value]) if v not in choices))
+        bad = next(v for v in (value if isinstance(value, list) else [value]) if v not in choices)
         raise ConfigError(
             f"{source}: '{key}' cannot be {bad!r}",
             hint=f"choose one of: {', '.join(map(str, choices))}",
@@ -412,14 +430,20 @@ def typed_values(cls: type, data: Mapping[str, Any], *, source: str = "config") 
 
 
 def validate_fields(cfg: Any, *, source: str = "keyword arguments") -> None:
-    """Check the constrained fields of a built config (call it first in ``__post_init__``):
-    Python keyword arguments meet the ranges and choices dict, YAML and flags meet. Values are
-    not converted; an error names the field as its flag (``--eval_k must be at least 1``)."""
+    """Check a built config (call it in the ``__post_init__`` of a class you instantiate):
+    Python keyword arguments meet the ranges and choices that dict, YAML and flags meet (values
+    not converted; an error names the field as its flag: ``--eval_k must be at least 1``), then
+    each group's own ``check_group(self)`` runs, base classes first. Groups define
+    ``check_group``, not ``__post_init__``, so composing them never cuts an engine's
+    ``__post_init__`` chain."""
     cls = type(cfg)
     for name in config_fields(cls):
         value = getattr(cfg, name, None)
         if value is not None and _hints(cls).get(name, Any) != _strip(_hints(cls)[name]):
             _check_range(cls, name, value, source=source)
+    for klass in reversed(cls.__mro__):
+        if "check_group" in klass.__dict__:
+            klass.__dict__["check_group"](cfg)
 
 
 def config_from_dict(cls: type[C], data: Mapping[str, Any] | None, *, source: str = "config") -> C:
@@ -428,15 +452,6 @@ def config_from_dict(cls: type[C], data: Mapping[str, Any] | None, *, source: st
     data = resolve(cls, dict(data or {}), source=source)
     check_keys(cls, data, source=source)
     return _build(cls, typed_values(cls, data, source=source), source=source)
-
-
-from leantrain.core.yaml_loader import (  # noqa: E402 (re-exported)
-    MAX_YAML_BYTES,
-    MAX_YAML_NODES,
-    load_yaml,
-    parse_yaml,
-    read_yaml_file,
-)
 
 
 def config_from_yaml(cls: type[C], path: str | Path, **overrides: Any) -> C:

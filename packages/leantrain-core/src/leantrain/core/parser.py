@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
@@ -55,7 +56,7 @@ def _flag(name: str) -> list[str]:
 
 
 def _owner(cls: type, name: str) -> type:
-    return next((k for k in cls.__mro__ if name in k.__dict__.get("__annotations__", {})), cls)
+    return next((k for k in cls.__mro__ if name in inspect.get_annotations(k)), cls)
 
 
 def _readings(raws: list[str]) -> list[Any]:
