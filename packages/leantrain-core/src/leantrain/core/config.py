@@ -238,8 +238,7 @@ def _from_engine(cls: type, name: str) -> bool:
     then :data:`ENGINE_FIELDS` gives its constraint and aliases, even where leantrain's class
     redeclares it for another default."""
     return name in ENGINE_FIELDS and any(
-        k.__module__.split(".")[0] in ("transformers", "trl")
-        and name in inspect.get_annotations(k)
+        k.__module__.split(".")[0] in ("transformers", "trl") and name in inspect.get_annotations(k)
         for k in cls.__mro__
     )
 

@@ -131,7 +131,9 @@ def build_parser(
                 doc = (owner.__doc__ or "").strip().split("\n")[0]
                 doc = owner.__name__ if doc.startswith(owner.__name__ + "(") or not doc else doc
                 title = f"{top} options" + (
-                    "" if ours else f" of {owner.__name__} (passed to the engine)"
+                    f": {owner.__name__}"
+                    if ours
+                    else f" of {owner.__name__} (passed to the engine)"
                 )
                 sections[(owner, top)] = parser.add_argument_group(title, doc if ours else None)
                 sections[(owner, top)].order = (
@@ -141,7 +143,8 @@ def build_parser(
             required = c.is_required(f) and name not in given
             tp = c._strip(c._hints(cls).get(name, Any))
             is_bool = tp is bool or tp == bool | None
-            metavar = re.sub(r" \| null|null \| ", "", c._type_name(tp)).upper()
+            kinds = [m for m in c._members(tp) or (tp,) if m is not type(None)]
+            metavar = "|".join(c._type_name(m) for m in kinds).upper()
             kw: dict[str, Any] = dict(
                 dest=name, action=_Collect, help=_help(cls, f, required), default=argparse.SUPPRESS
             )
@@ -162,6 +165,12 @@ def build_parser(
                     default=argparse.SUPPRESS,
                     help=argparse.SUPPRESS,
                 )
+    shown = [
+        (a.metavar if not a.option_strings else f"{a.option_strings[0]} {a.metavar}")
+        for a in parser._actions
+        if a.required or (not a.option_strings and a.dest != "help")
+    ]
+    parser.usage = " ".join(["%(prog)s [-h] [--config FILE] [--OPTION VALUE ...]", *shown])
     groups_in_order = sorted(parser._action_groups[2:], key=lambda g: getattr(g, "order", (0, 0)))
     parser._action_groups[2:] = groups_in_order
     return parser
