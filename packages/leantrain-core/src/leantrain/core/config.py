@@ -385,12 +385,17 @@ def _check_range(cls: type, key: str, value: Any, *, source: str) -> Any:
             return checked
     except (ValidationError, ValueError, TypeError, OverflowError):
         pass
-    choices = _choices(tp)
+    choices = list(dict.fromkeys(_choices(tp)))
     if choices:
-        bad = next(v for v in (value if isinstance(value, list) else [value]) if v not in choices)
+        bad = next((v for v in (value if isinstance(value, list) else [value]) if v not in choices))
+        if config_fields(cls)[key].metadata.get("choices"):  # TODO(issue 32): legacy wording
+            raise ConfigError(
+                f"{source}: '{key}' cannot be {bad!r}",
+                hint=f"choose one of: {', '.join(map(str, choices))}",
+            )
         raise ConfigError(
-            f"{source}: '{key}' cannot be {bad!r}",
-            hint=f"choose one of: {', '.join(map(str, choices))}",
+            f"{source}: key '{key}' has the wrong type: got {type(bad).__name__} {_short_repr(bad)}",
+            hint=f"choose one of: {', '.join(map(repr, choices))}",
         )
     who = f"--{key}" if source in _FLAG_SOURCES else f"{source}: key '{key}'"
     huge = isinstance(value, int) and abs(value) > MAX_INT

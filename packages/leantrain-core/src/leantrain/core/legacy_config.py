@@ -22,6 +22,10 @@ _LEGACY_ALIASES = {
     "data": "data_path",
     "reward": "reward_funcs",
     "k": "eval_k",
+    "lr": "learning_rate",
+    "batch_size": "per_device_train_batch_size",
+    "epochs": "num_train_epochs",
+    "epochs_per_repo": "num_train_epochs",
 }
 
 
