@@ -1,25 +1,17 @@
-"""Config groups: small dataclasses whose fields carry their help, aliases and constraints.
+"""Config groups: dataclasses whose fields carry their help, aliases and constraints.
 
-A setting is declared once, on the group that uses it::
+A setting is declared once, on the group that uses it, in one line::
 
-    @dataclass
-    class EvalArgs:
-        eval_k: AtLeast1 = setting(4, "k of top-k accuracy.", aliases=("k",))
-        split: Literal["train", "val", "test"] = setting("test", "Split evaluated.")
-        model_name: str = setting(help="Model to evaluate.")  # no default: required
+    eval_k: AtLeast1 = setting(4, "k of top-k accuracy.", aliases=("k",))
+    split: Literal["train", "val", "test"] = setting("test", "Split evaluated.")
+    model_name: str = setting(help="Model to evaluate.")  # no default: required
 
-        def __post_init__(self) -> None:
-            validate_fields(self)  # Python keywords get the checks of dict / YAML / flags
-
-The constraint is in the type (``Literal``, ``Annotated[int, Ge(1)]`` or pydantic's
-``Field(ge=1)``), read with ``get_type_hints(include_extras=True)`` and checked by one pydantic
-``TypeAdapter`` for every source: a dict (:func:`config_from_dict`), YAML
-(:func:`config_from_yaml`, a guarded loader with YAML 1.2 floats), flags
-(:mod:`leantrain.core.parser`) and Python keywords (:func:`validate_fields`). Lax types (``3`` is
-a float, ``"3"`` an int) but a boolean is never a number; NaN, infinity and integers beyond
-:data:`MAX_INT` are outside every range. Every error is one line naming the source and the key.
-Fields inherited from transformers' ``TrainingArguments`` get their constraints and aliases from
-the one table :data:`ENGINE_FIELDS`.
+The constraint is in the type (``Literal``, ``Annotated[int, Ge(1)]``, pydantic's ``Field``),
+checked by one pydantic ``TypeAdapter`` for every source: a dict (:func:`config_from_dict`),
+YAML (:func:`config_from_yaml`), flags (:mod:`leantrain.core.parser`) and Python keywords
+(:func:`validate_fields`); NaN, infinity and integers beyond :data:`MAX_INT` are out of every
+range. Every error is one line naming the source and the key. Fields of transformers' and TRL's
+own classes get their constraints and aliases from the one table :data:`ENGINE_FIELDS`.
 """
 
 from __future__ import annotations
@@ -49,50 +41,31 @@ from leantrain.core.yaml_loader import read_yaml_file as read_yaml_file
 C = TypeVar("C")
 
 MAX_INT = 2**63 - 1
-"""The largest integer a ranged setting takes (seeds, step counts and sizes go to torch, numpy
-and SQLite, which hold no more)."""
+"""The largest integer a ranged setting takes (torch, numpy and SQLite hold no more)."""
 
-AtLeast1 = Annotated[int, Ge(1)]
-"""An integer of at least 1 (a count, a size, a k)."""
+AtLeast1 = Annotated[int, Ge(1)]  # a count, a size, a k
 Positive = Annotated[float, Gt(0)]
-"""A number above 0."""
 NonNegative = Annotated[float, Ge(0)]
-"""A number of 0 or more."""
 Fraction = Annotated[float, Ge(0), Le(1)]
-"""A number between 0 and 1."""
-StepLimit = Union[Literal[-1], AtLeast1]  # noqa: UP007 (a runtime type object)
-"""-1 (no limit) or at least 1."""
+StepLimit = Union[Literal[-1], AtLeast1]  # noqa: UP007 (-1: no limit)
 
-ENGINE_FIELDS: dict[str, tuple[Any, tuple[str, ...]]] = {
-    # field of transformers' TrainingArguments: (constraint metadata, or the type replacing the
-    # hint; aliases). The one table of settings leantrain does not declare itself.
-    "per_device_train_batch_size": ((Ge(1),), ("batch_size",)),
-    "per_device_eval_batch_size": ((Ge(1),), ()),
-    "gradient_accumulation_steps": ((Ge(1),), ()),
-    "num_train_epochs": ((Gt(0),), ("epochs", "epochs_per_repo")),
-    "max_steps": (StepLimit, ()),
-    "learning_rate": ((Ge(0),), ("lr",)),
-    "weight_decay": ((Ge(0),), ()),
-    "warmup_steps": ((Ge(0),), ()),
-    "warmup_ratio": ((Ge(0), Le(1)), ()),
-    "max_grad_norm": ((Ge(0),), ()),
-    "logging_steps": ((Gt(0),), ()),
-    "save_steps": ((Gt(0),), ()),
-    "eval_steps": ((Gt(0),), ()),
-    "save_total_limit": ((Ge(0),), ()),
-    "dataloader_num_workers": ((Ge(0),), ()),
-    "seed": ((Ge(0),), ()),
-    # TRL's SFT / GRPO settings leantrain passes through
-    "max_length": ((Ge(1),), ()),
-    "max_prompt_length": ((Ge(1),), ()),
-    "max_completion_length": ((Ge(1),), ()),
-    "steps_per_generation": ((Ge(1),), ()),
-    "generation_batch_size": ((Ge(1),), ()),
-    "num_iterations": ((Ge(1),), ()),
-    "temperature": ((Gt(0),), ()),
-    "beta": ((Ge(0),), ()),
-    "epsilon": ((Ge(0),), ()),
+_RANGES = {  # constraint → the engine's fields that have it
+    (Ge(1),): "per_device_train_batch_size per_device_eval_batch_size gradient_accumulation_steps "
+    "max_length max_prompt_length max_completion_length steps_per_generation "
+    "generation_batch_size num_iterations",
+    (Gt(0),): "num_train_epochs logging_steps save_steps eval_steps temperature",
+    (Ge(0),): "learning_rate weight_decay warmup_steps max_grad_norm save_total_limit "
+    "dataloader_num_workers seed beta epsilon",
+    (Ge(0), Le(1)): "warmup_ratio",
 }
+_ALIASES = {"per_device_train_batch_size": ("batch_size",), "learning_rate": ("lr",)}
+_ALIASES["num_train_epochs"] = ("epochs", "epochs_per_repo")
+ENGINE_FIELDS: dict[str, tuple[Any, tuple[str, ...]]] = {
+    **{n: (rule, _ALIASES.get(n, ())) for rule, names in _RANGES.items() for n in names.split()},
+    "max_steps": (StepLimit, ()),
+}
+"""Field of transformers' ``TrainingArguments`` / TRL's configs → (constraint metadata, or the
+type replacing the hint; aliases): the one table of the settings leantrain does not own."""
 
 _MISSING: Any = dataclasses.MISSING
 
@@ -123,11 +96,6 @@ def config_fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"{cls!r} is not a dataclass")
     return {f.name: f for f in dataclasses.fields(cls) if f.init}
-
-
-def is_required(f: dataclasses.Field[Any]) -> bool:
-    """Whether a field has no default (a required setting)."""
-    return f.default is _MISSING and f.default_factory is _MISSING
 
 
 @functools.cache
@@ -203,9 +171,6 @@ def _build(cls: type[C], values: Mapping[str, Any], *, source: str) -> C:
         raise ConfigError(f"{source}: invalid {cls.__name__}: {e}") from None
 
 
-# --- the one type check ------------------------------------------------------------------------
-
-
 def _accepts_none(tp: Any) -> bool:
     return tp is type(None) or any(_accepts_none(a) for a in _members(tp))
 
@@ -261,12 +226,9 @@ def _hints(cls: type) -> dict[str, Any]:
             else:
                 tp = Union[rule, None] if _accepts_none(tp) else rule  # noqa: UP007
         if f.metadata.get("choices"):  # TODO(issue 32): remove once every package uses Literal
-            one = Literal[tuple(f.metadata["choices"])]
-            many = typing.get_origin(_strip(tp)) is list or list in map(
-                typing.get_origin, _members(tp)
-            )
-            tp = list[one] if many else one  # type: ignore[valid-type]
-            tp = Union[tp, None] if _accepts_none(hints.get(name)) else tp  # noqa: UP007
+            from leantrain.core.legacy_config import choices_type
+
+            tp = choices_type(f.metadata["choices"], tp, _accepts_none(tp))
         hints[name] = tp
     return hints
 
@@ -301,24 +263,18 @@ def describe(tp: Any) -> str:
     """The range of a constrained type in words (``at least 1``, ``between 0 and 1``)."""
     if typing.get_origin(tp) is Literal:
         return " or ".join("-1 (no limit)" if a == -1 else repr(a) for a in typing.get_args(tp))
-    words = [describe(a) for a in _members(tp) if a is not type(None)]
-    if words:
-        return " or ".join(w for w in words if w)
-    bounds: dict[str, Any] = {}
+    if _members(tp):
+        return " or ".join(filter(None, (describe(a) for a in _members(tp))))
+    b: dict[str, Any] = {}
     for m in typing.get_args(tp)[1:] if typing.get_origin(tp) is Annotated else ():
         for c in [m, *getattr(m, "metadata", [])]:
-            bounds.update({k: getattr(c, k) for k in ("ge", "gt", "le", "lt") if hasattr(c, k)})
-    lo = ("at least", bounds["ge"]) if "ge" in bounds else ("above", bounds.get("gt"))
-    hi = ("at most", bounds["le"]) if "le" in bounds else ("below", bounds.get("lt"))
-    if lo[1] is not None and hi[1] is not None:
-        if "ge" in bounds and "le" in bounds:
-            return f"between {lo[1]} and {hi[1]}"
-        return f"{lo[0]} {lo[1]} and {hi[0]} {hi[1]}"
-    if lo[1] is not None:
-        return {("at least", 0): "zero or more", ("above", 0): "positive"}.get(
-            lo, f"{lo[0]} {lo[1]}"
-        )
-    return f"{hi[0]} {hi[1]}" if hi[1] is not None else ""
+            b.update({k: getattr(c, k) for k in ("ge", "gt", "le", "lt") if hasattr(c, k)})
+    if b in ({"ge": 0}, {"gt": 0}):
+        return "zero or more" if "ge" in b else "positive"
+    if b.keys() == {"ge", "le"}:
+        return f"between {b['ge']} and {b['le']}"
+    words = {"ge": "at least", "gt": "above", "le": "at most", "lt": "below"}
+    return " and ".join(f"{words[k]} {v}" for k, v in b.items())
 
 
 @functools.cache
@@ -358,9 +314,6 @@ def _short_repr(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_FLAG_SOURCES = ("command line", "keyword arguments")
-
-
 def _out_of_range(value: Any) -> bool:
     numbers = value if isinstance(value, (list, tuple)) else [value]
     return any(
@@ -387,19 +340,20 @@ def _check_range(cls: type, key: str, value: Any, *, source: str) -> Any:
         pass
     choices = list(dict.fromkeys(_choices(tp)))
     if choices:
-        bad = next((v for v in (value if isinstance(value, list) else [value]) if v not in choices))
+        bad = next(v for v in (value if isinstance(value, list) else [value]) if v not in choices)
         if config_fields(cls)[key].metadata.get("choices"):  # TODO(issue 32): legacy wording
             raise ConfigError(
                 f"{source}: '{key}' cannot be {bad!r}",
-                hint=f"choose one of: {', '.join(map(str, choices))}",
+                hint="choose one of: " + ", ".join(map(str, choices)),
             )
         raise ConfigError(
             f"{source}: key '{key}' has the wrong type: got {type(bad).__name__} {_short_repr(bad)}",
             hint=f"choose one of: {', '.join(map(repr, choices))}",
         )
-    who = f"--{key}" if source in _FLAG_SOURCES else f"{source}: key '{key}'"
-    huge = isinstance(value, int) and abs(value) > MAX_INT
-    extra = f" and at most {MAX_INT:,}" if huge else ""
+    who = (
+        f"--{key}" if source in ("command line", "keyword arguments") else f"{source}: key '{key}'"
+    )
+    extra = f" and at most {MAX_INT:,}" if _out_of_range(value) and isinstance(value, int) else ""
     raise ConfigError(f"{who} must be {describe(tp)}{extra}, got {_short_repr(value)}")
 
 
@@ -468,22 +422,6 @@ def config_from_yaml(cls: type[C], path: str | Path, **overrides: Any) -> C:
     return _build(cls, values, source=str(path))
 
 
-def parse_cli(cls: type[C], argv: Sequence[str], **kw: Any) -> C:
-    """``cls`` from ``--config FILE`` and flags: :func:`leantrain.core.parser.parse` of one
-    class (``prog``, ``description``, and ``aliases``: extra flag names → fields)."""
-    from leantrain.core.parser import parse
-
-    return parse(cls, argv, **kw)
-
-
-def parse_known(cls: type[C], argv: Sequence[str], **kw: Any) -> C:
-    """``cls`` from only those settings of ``argv`` that are its fields (the rest ignored): a
-    light group read and checked before a command imports the engine's heavy class."""
-    from leantrain.core.parser import parse
-
-    return parse(cls, argv, known_only=True, **kw)
-
-
 def config_to_dict(cfg: Any) -> dict[str, Any]:
     """A JSON-safe dict of a config dataclass (for manifests); odd values become strings."""
 
@@ -530,8 +468,10 @@ def _is_secret(name: str) -> bool:
 def __getattr__(name: str) -> Any:  # TODO(issue 32): remove after every package migrates
     """The pre-issue-32 helpers still imported by unmigrated packages (rule strings,
     ``check_numbers``, ``check_choices``, ``resolve_aliases``): :mod:`.legacy_config`."""
-    from leantrain.core import legacy_config
+    from leantrain.core import legacy_config, parser
 
+    if name in ("parse_cli", "parse_known"):  # the parser's, here for old imports
+        return getattr(parser, name)
     if name in legacy_config.__all__:
         return getattr(legacy_config, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

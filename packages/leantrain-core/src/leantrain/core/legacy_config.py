@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal, Union
 
 from leantrain.core.config import MAX_INT, _short_repr, config_fields, resolve
 from leantrain.core.errors import ConfigError
 
+# the names leantrain.core.config still gives (its module __getattr__)
 __all__ = ["TRAINING_ARGUMENT_RULES", "check_choices", "check_numbers", "resolve_aliases"]
 
 resolve_aliases = resolve  # TODO(issue 32): remove after progress and verl migrate
@@ -96,3 +97,13 @@ def check_choices(cls: type, values: Mapping[str, Any], *, source: str = "config
                     f"{source}: '{key}' cannot be {item!r}",
                     hint=f"choose one of: {', '.join(map(str, choices))}",
                 )
+
+
+def choices_type(choices: Any, tp: Any, optional: bool) -> Any:
+    """The ``Literal`` type of a field's ``metadata["choices"]`` (a list of them for a list)."""
+    from leantrain.core.config import _strip
+
+    one = Literal[tuple(choices)]
+    many = "list" in str(_strip(tp))
+    tp = list[one] if many else one  # type: ignore[valid-type]
+    return Union[tp, None] if optional else tp  # noqa: UP007

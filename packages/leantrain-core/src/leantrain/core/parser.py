@@ -18,12 +18,13 @@ import dataclasses
 import inspect
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from leantrain.core import config as c
 from leantrain.core.errors import ConfigError
 
 _SOURCE = "command line"
+C = TypeVar("C")
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -140,7 +141,7 @@ def build_parser(
                     not ours,
                     cls.__mro__.index(owner) * (-1 if ours else 1),
                 )
-            required = c.is_required(f) and name not in given
+            required = f.default is f.default_factory is dataclasses.MISSING and name not in given
             tp = c._strip(c._hints(cls).get(name, Any))
             is_bool = tp is bool or tp == bool | None
             kinds = [m for m in c._members(tp) or (tp,) if m is not type(None)]
@@ -271,3 +272,13 @@ def parse(
             values[owner[dest]][dest] = flag_value(owner[dest], dest, [raw for _, raw in got])
     built = tuple(c._build(g, values[g], source=_SOURCE) for g in groups)
     return built[0] if single else built
+
+
+def parse_cli(cls: type[C], argv: Sequence[str], **kw: Any) -> C:
+    """One config class from ``argv``: :func:`parse` of one group."""
+    return parse(cls, argv, **kw)
+
+
+def parse_known(cls: type[C], argv: Sequence[str], **kw: Any) -> C:
+    """One light group from only those settings of ``argv`` that are its fields."""
+    return parse(cls, argv, known_only=True, **kw)
