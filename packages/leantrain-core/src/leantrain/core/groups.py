@@ -8,11 +8,24 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from annotated_types import Ge
-from leantrain.core.config import setting
+from leantrain.core.config import setting, validate_fields
+
+
+class Group:
+    """Base of a settings group: its ``__post_init__`` checks every field's type constraint
+    and each group's ``check_group`` (:func:`~leantrain.core.config.validate_fields`), then
+    goes on along the MRO, so an engine class composed after the groups (TRL's ``SFTConfig``)
+    still runs its own ``__post_init__``."""
+
+    def __post_init__(self) -> None:
+        validate_fields(self)
+        parent = getattr(super(), "__post_init__", None)
+        if parent is not None:
+            parent()
 
 
 @dataclass
-class RunSwitches:
+class RunSwitches(Group):
     """How a run treats an earlier run and user code (TRL-based configs take ``output_dir`` and
     ``seed`` from ``TrainingArguments``; the others use :class:`RunArgs`)."""
 
@@ -40,7 +53,7 @@ class RunArgs(RunSwitches):
 
 
 @dataclass
-class DataArgs:
+class DataArgs(Group):
     """The data a command reads: an export dir or a split file."""
 
     data_path: str | None = setting(

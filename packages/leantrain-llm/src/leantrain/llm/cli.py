@@ -2,7 +2,7 @@
 sft``, ``leantrain grpo`` and ``leantrain llm eval|merge-lora|convert``.
 
 Imported by every ``leantrain`` invocation, so everything heavy is named, not imported: TRL's
-config classes load after the light groups (:class:`~leantrain.llm.common_config.LightArgs`) and
+config classes load after the light groups (:class:`~leantrain.llm.common_config.LeanTrainArguments`) and
 the data were checked (:func:`~leantrain.llm.runner.check_first`): bad input fails in seconds.
 """
 
@@ -14,7 +14,7 @@ from leantrain.core.command import Command
 from leantrain.core.config import setting
 
 _RUN = "leantrain.llm.runner"
-_LIGHT = ("leantrain.llm.common_config:LightArgs",)
+_LIGHT = ("leantrain.llm.common_config:LeanTrainArguments",)
 
 
 @dataclass

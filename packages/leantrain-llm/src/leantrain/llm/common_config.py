@@ -10,15 +10,15 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from annotated_types import Ge, Gt, Lt
-from leantrain.core.config import AtLeast1, setting, validate_fields
-from leantrain.core.groups import LifelongData, RunSwitches
+from leantrain.core.config import AtLeast1, setting
+from leantrain.core.groups import Group, LifelongData, RunSwitches
 from leantrain.tactics.dataset_config import PromptArgs, SplitArgs
 
 Split = Literal["train", "val", "test"]
 
 
 @dataclass
-class ModelArgs:
+class ModelArgs(Group):
     """Which model to start from (TRL's ``ModelConfig`` group)."""
 
     model_name: str = setting(
@@ -30,7 +30,7 @@ class ModelArgs:
 
 
 @dataclass
-class TrainDataArgs:
+class TrainDataArgs(Group):
     """Which splits a trainer learns from and evaluates on."""
 
     train_split: Split = setting("train", "Split trained on.")
@@ -43,7 +43,7 @@ class TrainDataArgs:
 
 
 @dataclass
-class LoraArgs:
+class LoraArgs(Group):
     """LoRA (peft) settings; ``lora_config()`` builds the ``peft.LoraConfig``."""
 
     use_lora: bool = setting(False, "Train a LoRA adapter instead of the full model.")
@@ -66,7 +66,7 @@ class LoraArgs:
 
 
 @dataclass
-class EvalArgs:
+class EvalArgs(Group):
     """Tactic accuracy evaluation (after each repo, and ``llm eval``)."""
 
     eval_k: AtLeast1 = setting(
@@ -87,9 +87,8 @@ class LeanTrainArguments(
 
     num_train_epochs: float = setting(1.0, "Epochs over the merged data of each repo.")
 
-    def _check_common(self) -> None:
-        """The groups' checks (ranges, choices) for Python keywords; ``eval_split: ''``."""
-        validate_fields(self)
+    def check_group(self) -> None:
+        """``eval_split: ''`` is ``evaluate_each_repo: false``."""
         if self.eval_split == "":  # the spelling of earlier leantrain versions and the issues
             self.evaluate_each_repo, self.eval_split = False, "val"
 
@@ -101,14 +100,6 @@ class LeanTrainArguments(
             self.bf16 = bf16_supported()
             # left to the trainer: bf16 autocast on a CPU that has it (SFT's cpu_bf16)
             self.precision_auto = not self.bf16
-
-
-@dataclass
-class LightArgs(LeanTrainArguments):
-    """The light groups of ``sft`` / ``grpo``, read and checked before TRL is imported."""
-
-    def __post_init__(self) -> None:
-        self._check_common()
 
 
 def world_size() -> int:

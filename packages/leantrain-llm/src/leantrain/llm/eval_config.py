@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from leantrain.core.config import setting, validate_fields
+from leantrain.core.config import setting
 from leantrain.core.groups import DataArgs
 from leantrain.llm.common_config import EvalArgs, ModelArgs, Split
 from leantrain.tactics.dataset_config import PromptArgs, SplitArgs
@@ -15,6 +15,3 @@ class EvalConfig(EvalArgs, PromptArgs, SplitArgs, DataArgs, ModelArgs):
     """Which model to evaluate on which split, and how (the prompt as in training)."""
 
     split: Split = setting("test", "Split to evaluate.")
-
-    def __post_init__(self) -> None:
-        validate_fields(self)

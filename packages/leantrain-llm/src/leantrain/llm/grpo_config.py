@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 import trl
-from leantrain.core.config import setting
+from leantrain.core.config import setting, validate_fields
 from leantrain.core.errors import ConfigError
 from leantrain.llm.common_config import LeanTrainArguments, world_size
 
@@ -49,7 +49,7 @@ class GRPOConfig(LeanTrainArguments, trl.GRPOConfig):
     save_total_limit: int | None = setting(2, "Keep at most N checkpoints per repo.")
 
     def __post_init__(self) -> None:
-        self._check_common()
+        validate_fields(self)  # first: the ranges before anything reads the values
         if not self.reward_funcs:
             raise ConfigError(
                 "GRPO needs at least one reward function",

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import trl
-from leantrain.core.config import AtLeast1, setting
+from leantrain.core.config import AtLeast1, setting, validate_fields
 from leantrain.llm.common_config import LeanTrainArguments
 
 
@@ -62,7 +62,7 @@ class SFTConfig(LeanTrainArguments, trl.SFTConfig):
     )
 
     def __post_init__(self) -> None:
-        self._check_common()
+        validate_fields(self)  # first: the ranges before anything reads the values
         self._resolve_precision()
         # unset: chosen by the model's width when training starts (transformers makes it False)
         self.checkpointing_auto = (

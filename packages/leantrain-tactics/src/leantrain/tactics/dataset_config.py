@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from annotated_types import Ge
-from leantrain.core.config import AtLeast1, setting, validate_fields
+from leantrain.core.config import AtLeast1, setting
+from leantrain.core.groups import Group
 from leantrain.tactics.prompts import DEFAULT_MAX_PREMISE_CHARS, DEFAULT_SYSTEM_PROMPT
 
 
 @dataclass
-class PromptArgs:
+class PromptArgs(Group):
     """How each prompt is written: system message, tactic rule and retrieved premises."""
 
     system_prompt: str | None = setting(
@@ -36,7 +37,7 @@ class PromptArgs:
 
 
 @dataclass
-class SplitArgs:
+class SplitArgs(Group):
     """Which split directory of an export dir is read."""
 
     split_strategy: Literal["random", "novel_premises"] = setting(
@@ -59,8 +60,8 @@ class TacticDatasetConfig(PromptArgs, SplitArgs):
         1 << 20, "Characters read at a time from a JSON array."
     )
 
-    def __post_init__(self) -> None:
-        validate_fields(self)
+    def check_group(self) -> None:
+        """An empty retriever is none (dropped on purpose); no system prompt is the default."""
         if self.retriever is not None and not self.retriever.strip():
             self.retriever = None  # an empty --retriever "": no retriever (dropped on purpose)
         if self.system_prompt is None:
