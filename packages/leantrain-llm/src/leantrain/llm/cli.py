@@ -2,8 +2,9 @@
 sft``, ``leantrain grpo`` and ``leantrain llm eval|merge-lora|convert``.
 
 Imported by every ``leantrain`` invocation, so everything heavy is named, not imported: TRL's
-config classes load after the light groups (:class:`~leantrain.llm.common_config.LeanTrainArguments`) and
-the data were checked (:func:`~leantrain.llm.runner.check_first`): bad input fails in seconds.
+config classes load after leantrain's own groups
+(:class:`~leantrain.llm.common_config.LeanTrainArguments`) and the data were checked
+(:func:`~leantrain.llm.runner.check_first`): bad input fails in seconds.
 """
 
 from __future__ import annotations
