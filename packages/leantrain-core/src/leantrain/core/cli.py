@@ -19,7 +19,7 @@ from dataclasses import replace
 from importlib.metadata import entry_points
 from types import FrameType
 
-from leantrain.core.command import Command, dispatch
+from leantrain.core.command import Command, dispatch, usage
 from leantrain.core.errors import LeanTrainError
 
 COMMAND_GROUP = "leantrain.commands"
@@ -59,19 +59,14 @@ def installed_packages() -> dict[str, str]:
 
 
 def _usage(commands: dict[str, Command]) -> str:
-    lines = [
-        "usage: leantrain [--version] COMMAND [ARGS…]",
-        "",
-        "Train the models of a Lean 4 prover, lifelong.",
-        "",
-        "commands:",
-    ]
-    width = max((len(n) for n in commands), default=8)
-    lines += [f"  {c.name:<{width}}  {c.help}" for c in commands.values()]
-    if not commands:
-        lines.append("  (none: install a leantrain package such as leantrain-export)")
-    lines += ["", "Run 'leantrain COMMAND --help' for a command's options."]
-    return "\n".join(lines)
+    text = usage(
+        "leantrain", list(commands.values()), "Train the models of a Lean 4 prover, lifelong."
+    )
+    if commands:
+        return text
+    return text.replace(
+        "commands:", "commands:\n  (none: install a leantrain package such as leantrain-export)"
+    )
 
 
 class Terminated(BaseException):
