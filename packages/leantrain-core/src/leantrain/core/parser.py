@@ -31,11 +31,6 @@ class ArgumentParser(argparse.ArgumentParser):
     """``argparse`` whose errors are one :class:`ConfigError` line naming the flag."""
 
     def error(self, message: str) -> NoReturn:
-        missing = re.match(r"argument (--[\w-]+)\S*: expected one argument", message)
-        if missing:
-            raise ConfigError(
-                f"{_SOURCE}: {missing[1]} needs a value", hint=f"give {missing[1]} VALUE"
-            )
         required = re.match(r"the following arguments are required: (.*)", message)
         if required:
             names = ", ".join(n.split("/")[0] for n in required[1].split(", "))
@@ -178,14 +173,17 @@ def build_parser(
 
 
 def _join_values(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
-    """``--flag VALUE`` → ``--flag=VALUE`` for a flag that takes a value and a VALUE that is no
-    ``--option`` (argparse reads ``-2.5e-3`` or ``-x`` as an option)."""
+    """``--flag VALUE`` → ``--flag=VALUE`` for a flag that takes a value (argparse would read a
+    VALUE ``-2.5e-3`` or ``-x`` as an option); a ``--flag`` without one is an error."""
     takes_value = {s for a in parser._actions if a.nargs is None for s in a.option_strings}
     out: list[str] = []
     i = 0
     while i < len(argv):
         tok = argv[i]
-        if tok in takes_value and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+        if tok in takes_value:  # the flag as given, in its dashed spelling
+            if i + 1 == len(argv) or argv[i + 1].startswith("--"):
+                flag = "--" + tok[2:].replace("_", "-")
+                raise ConfigError(f"{_SOURCE}: {flag} needs a value", hint=f"give {flag} VALUE")
             out.append(f"{tok}={argv[i + 1]}")
             i += 2
         else:
@@ -228,7 +226,7 @@ def parse(
     single = isinstance(groups, type)
     groups = (groups,) if single else tuple(groups)
     owner = {n: g for g in groups for n in c.config_fields(g)}
-    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre = ArgumentParser(prog=prog or groups[0].__name__, add_help=False, allow_abbrev=False)
     pre.add_argument("--config")
     path = pre.parse_known_args(list(argv))[0].config
     if len(owner) < sum(len(c.config_fields(g)) for g in groups):
