@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from leantrain.core.atomic import atomic_write_json
-from leantrain.core.config import config_from_dict, config_to_dict, resolve_aliases
+from leantrain.core.config import config_from_dict, config_to_dict, resolve
 from leantrain.core.errors import ConfigError, DataError
 from leantrain.core.lifelong import (
     LifelongEngine,
@@ -116,7 +116,7 @@ class LLMTrainer:
             "lr": lr,
         }
         values = {k: v for k, v in seeds.items() if v is not None}
-        values = resolve_aliases(self.config_class, {**values, **overrides}, source=self.name)
+        values = resolve(self.config_class, {**values, **overrides}, source=self.name)
         self.config = self._build_config(config, values)
         self.lora = (
             resolve_lora_config(lora_config)
@@ -134,7 +134,7 @@ class LLMTrainer:
     def _build_config(self, config: Any, values: dict[str, Any]) -> Any:
         cls = self.config_class
         if config is None or isinstance(config, Mapping):
-            given = resolve_aliases(cls, dict(config or {}), source=cls.__name__)
+            given = resolve(cls, dict(config or {}), source=cls.__name__)
             return config_from_dict(cls, {**given, **values}, source=cls.__name__)
         if not isinstance(config, cls):
             raise ConfigError(
