@@ -53,5 +53,7 @@ def register() -> list[Command]:
         ),
     )
     return [
-        Command("progress", "proof-progress model: make-data, train, evaluate, predict", subcommands=sub)
+        Command(
+            "progress", "proof-progress model: make-data, train, evaluate, predict", subcommands=sub
+        )
     ]

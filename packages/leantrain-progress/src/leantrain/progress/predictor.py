@@ -34,10 +34,12 @@ def resolve_model_dir(path: str | Path | None) -> Path:
     return check_model_dir(final_checkpoint(path, "progress") or Path(path))
 
 
-def check_model_dir(path: Path) -> Path:
+_TRAINED = "train one with 'leantrain progress train' and pass its --output-dir"
+
+
+def check_model_dir(path: Path, hint: str = _TRAINED) -> Path:
     """``path`` if it looks like a loadable model directory: one line naming the missing or
     damaged file otherwise (an interrupted copy, a wrong path), not transformers' traceback."""
-    hint = "train one with 'leantrain progress train' and pass its --output-dir"
     if not path.is_dir():
         raise CheckpointError(f"{path}: no such model directory", hint=hint)
     if not (path / "config.json").is_file():
@@ -47,7 +49,9 @@ def check_model_dir(path: Path) -> Path:
         try:
             json.loads(f.read_text(encoding="utf-8"))
         except (ValueError, UnicodeDecodeError) as e:
-            raise CheckpointError(f"{f}: not valid JSON ({e})".split("\n")[0], hint=damaged) from None
+            raise CheckpointError(
+                f"{f}: not valid JSON ({e})".split("\n")[0], hint=damaged
+            ) from None
     for what, names in (("weights", _WEIGHTS), ("tokenizer", _TOKENIZER)):
         if not any((path / n).is_file() for n in names):
             raise CheckpointError(f"{path}: no {names[0]} (the model's {what})", hint=damaged)
@@ -64,7 +68,7 @@ def check_base_model(name: str) -> None:
     path = Path(name).expanduser()
     local = name.startswith((".", "/", "~")) or name.count("/") > 1 or path.suffix != ""
     if name != TINY_NAME and (path.exists() or local):
-        check_model_dir(path)
+        check_model_dir(path, hint="pass 'tiny', a model directory or a hub id")
 
 
 def load_pretrained(loader: Any, path: str | Path, **kw: Any) -> Any:
@@ -107,10 +111,10 @@ class ProgressPredictor:
         cls, path: str | Path | None = None, *, device: str | None = None, **options: Any
     ) -> ProgressPredictor:
         """Load a trained model directory (``None``: ``$LEANPROGRESS_MODEL``)."""
+        model_dir = resolve_model_dir(path)  # before torch and transformers load
         import leantrain.progress.mean_pool  # noqa: F401  (registers the tiny model's type)
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        model_dir = resolve_model_dir(path)
         tokenizer = load_pretrained(AutoTokenizer, model_dir)
         model = load_pretrained(AutoModelForSequenceClassification, model_dir)
         if model.config.num_labels != 1:

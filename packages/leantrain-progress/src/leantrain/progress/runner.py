@@ -75,15 +75,12 @@ def _predictor(args: EvaluateArgs | PredictArgs) -> Any:
     from leantrain.progress.predictor import ProgressPredictor
 
     options = {} if args.max_length is None else {"max_length": args.max_length}
-    return ProgressPredictor.from_pretrained(
-        args.model_name, batch_size=args.batch_size, **options
-    )
+    return ProgressPredictor.from_pretrained(args.model_name, batch_size=args.batch_size, **options)
 
 
 def evaluate(args: EvaluateArgs) -> dict[str, Any]:
-    """``progress evaluate``: the rows read first, then the model (its files checked)."""
+    """``progress evaluate``: the rows read first, then the model."""
     from leantrain.progress.dataset import load_progress_data
-    from leantrain.progress.predictor import resolve_model_dir
 
     rows = load_progress_data(
         args.data_path,
@@ -91,7 +88,6 @@ def evaluate(args: EvaluateArgs) -> dict[str, Any]:
         strategy=args.split_strategy,
         sorry_policy=args.sorry_policy,
     )
-    resolve_model_dir(args.model_name)  # before torch loads
     return _predictor(args).evaluate(rows)
 
 
