@@ -203,7 +203,10 @@ EVAL = ["progress", "evaluate", "--data", "rows.jsonl"]
         ([*TRAIN, "--model", "/nonexistent"], "/nonexistent: no such model directory"),
         ([*TRAIN, "--model", "broken-model-dir"], "broken-model-dir/config.json: not valid JSON"),
         ([*EVAL, "--model", "broken-model-dir"], "broken-model-dir/config.json: not valid JSON"),
-        ([*EVAL, "--model", "does/not/exist"], "does/not/exist: no such model directory"),
+        (
+            [*EVAL, "--model", "does/not/exist"],
+            "does/not/exist: not a trained progress model (no such model directory)",
+        ),
         ([*EVAL, "--model", "no-weights"], "no-weights: no model.safetensors"),
         ([*EVAL, "--model", "no-tokenizer"], "no-tokenizer: no tokenizer.json"),
         (

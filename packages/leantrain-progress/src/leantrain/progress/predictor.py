@@ -19,6 +19,10 @@ from leantrain.progress.tiny_model import TINY_NAME
 MODEL_ENV = "LEANPROGRESS_MODEL"
 """Environment variable naming the trained model directory (the seed's convention)."""
 
+_TRAINED = "train one with 'leantrain progress train' and pass its --output-dir"
+_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
+_TOKENIZER = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "tokenizer.model")
+
 
 def resolve_model_dir(path: str | Path | None) -> Path:
     """The model directory: ``path``, else ``$LEANPROGRESS_MODEL``; a leantrain run directory
@@ -31,19 +35,24 @@ def resolve_model_dir(path: str | Path | None) -> Path:
                 hint=f"pass a trained model directory or set {MODEL_ENV}=DIR",
             )
         path = env
-    return check_model_dir(final_checkpoint(path, "progress") or Path(path))
+    path = final_checkpoint(path, "progress") or Path(path)
+    if not path.is_dir():
+        raise CheckpointError(
+            f"{path}: not a trained progress model (no such model directory)", hint=_TRAINED
+        )
+    return check_model_dir(path)
 
 
-_TRAINED = "train one with 'leantrain progress train' and pass its --output-dir"
-
-
-def check_model_dir(path: Path, hint: str = _TRAINED) -> Path:
-    """``path`` if it looks like a loadable model directory: one line naming the missing or
-    damaged file otherwise (an interrupted copy, a wrong path), not transformers' traceback."""
+def check_model_dir(
+    path: Path, what: str = "a trained progress model", hint: str = _TRAINED
+) -> Path:
+    """``path`` if it looks like a loadable model directory (``what``): one line naming the
+    missing or damaged file otherwise (an interrupted copy, a wrong path), not transformers'
+    traceback."""
     if not path.is_dir():
         raise CheckpointError(f"{path}: no such model directory", hint=hint)
     if not (path / "config.json").is_file():
-        raise CheckpointError(f"{path}: not a trained progress model (no config.json)", hint=hint)
+        raise CheckpointError(f"{path}: not {what} (no config.json)", hint=hint)
     damaged = "the model directory is damaged: copy or save it again"
     for f in sorted(path.glob("*.json")):
         try:
@@ -58,17 +67,13 @@ def check_model_dir(path: Path, hint: str = _TRAINED) -> Path:
     return path
 
 
-_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
-_TOKENIZER = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "tokenizer.model")
-
-
 def check_base_model(name: str) -> None:
     """The base model of ``progress train``: ``tiny``, a hub id, or a local directory, which
     must exist and hold a loadable model (:func:`check_model_dir`)."""
     path = Path(name).expanduser()
     local = name.startswith((".", "/", "~")) or name.count("/") > 1 or path.suffix != ""
     if name != TINY_NAME and (path.exists() or local):
-        check_model_dir(path, hint="pass 'tiny', a model directory or a hub id")
+        check_model_dir(path, "a model directory", "pass 'tiny', a model directory or a hub id")
 
 
 def load_pretrained(loader: Any, path: str | Path, **kw: Any) -> Any:

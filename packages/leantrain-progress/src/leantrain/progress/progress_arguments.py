@@ -41,7 +41,7 @@ class RowsArgs(DataArgs):
 
 @dataclass
 class GivenRows(RowsArgs):
-    """:class:`RowsArgs` whose data is required."""
+    """The data, which the command cannot run without."""
 
     data_path: str = setting(
         help="Progress rows (.jsonl / .json) or traced theorems (split .json, export dir).",
