@@ -20,8 +20,10 @@ MODEL_ENV = "LEANPROGRESS_MODEL"
 """Environment variable naming the trained model directory (the seed's convention)."""
 
 _TRAINED = "train one with 'leantrain progress train' and pass its --output-dir"
-_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
-_TOKENIZER = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "tokenizer.model")
+_FILES = {  # part of a model directory → its usual file, then the globs any of which will do
+    "weights": ("model.safetensors", "*.safetensors", "pytorch_model*.bin"),
+    "tokenizer": ("tokenizer.json", "tokenizer*", "vocab*", "*.model"),
+}
 
 
 def resolve_model_dir(path: str | Path | None) -> Path:
@@ -61,9 +63,9 @@ def check_model_dir(
             raise CheckpointError(
                 f"{f}: not valid JSON ({e})".split("\n")[0], hint=damaged
             ) from None
-    for what, names in (("weights", _WEIGHTS), ("tokenizer", _TOKENIZER)):
-        if not any((path / n).is_file() for n in names):
-            raise CheckpointError(f"{path}: no {names[0]} (the model's {what})", hint=damaged)
+    for part, (usual, *globs) in _FILES.items():
+        if not any(any(path.glob(g)) for g in globs):
+            raise CheckpointError(f"{path}: no {usual} (the model's {part})", hint=damaged)
     return path
 
 
