@@ -1465,26 +1465,40 @@ BAD_MODELS: dict[str, tuple[str, dict[str, bytes], str]] = {
 
 def _model_cases() -> list[Case]:
     rows = ["--data", "rows.jsonl"]
-    loaders = {
-        "progress train": (["progress", "train", *rows, "--output-dir", "out"], ["out"]),
-        "progress evaluate": (["progress", "evaluate", *rows], []),
-        "progress predict": (["progress", "predict", "--goal", "⊢ True", "--tactic", "simp"], []),
+    loaders = {  # command → argv, its outputs, the flag naming the progress model
+        "progress train": (["progress", "train", *rows, "--output-dir", "out"], ["out"], "--model"),
+        "progress evaluate": (["progress", "evaluate", *rows], [], "--model"),
+        "progress predict": (
+            ["progress", "predict", "--goal", "⊢ True", "--tactic", "simp"],
+            [],
+            "--model",
+        ),
+        "prove": (
+            ["prove", "--generator", "tiny", "--data", EXP, "--output-dir", "p"],
+            ["p"],
+            "--progress",
+        ),
     }
     cases = []
-    for cmd, (argv, outs) in loaders.items():
+
+    def data(sb: Path) -> None:
+        _bytes(sb / "rows.jsonl", _valid("rows.jsonl"))
+        _copy_export(sb)
+
+    for cmd, (argv, outs, flag) in loaders.items():
         for mname, (model, files, needle) in BAD_MODELS.items():
 
             def setup(sb: Path, model: str = model, files: dict[str, bytes] = files) -> None:
-                _bytes(sb / "rows.jsonl", _valid("rows.jsonl"))
-                for name, data in files.items():
-                    _bytes(sb / model / name, data)
+                data(sb)
+                for name, text in files.items():
+                    _bytes(sb / model / name, text)
 
-            full = [*argv, "--model", model]
+            full = [*argv, flag, model]
             cases.append(Case(f"model-{mname}", "models", cmd, full, setup, outs, [needle]))
-        for size in ("0", "-1"):
-            full = [*argv, "--model", "tiny", "--batch_size", size]
-            setup = lambda sb: _bytes(sb / "rows.jsonl", _valid("rows.jsonl"))  # noqa: E731
-            cases.append(Case(f"batch-{size}", "flags", cmd, full, setup, outs, ["batch_size"]))
+        if flag == "--model":
+            for size in ("0", "-1"):
+                full = [*argv, "--model", "tiny", "--batch_size", size]
+                cases.append(Case(f"batch-{size}", "flags", cmd, full, data, outs, ["batch_size"]))
     return cases
 
 
