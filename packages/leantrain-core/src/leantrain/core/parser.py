@@ -17,6 +17,7 @@ import argparse
 import dataclasses
 import inspect
 import re
+import typing
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn, TypeVar
 
@@ -44,7 +45,12 @@ class _Collect(argparse.Action):
     """Keeps every ``(option string, raw text)`` of a field, in order."""
 
     def __call__(self, parser: Any, ns: Any, values: Any, option_string: str | None = None) -> None:
-        setattr(ns, self.dest, [*(getattr(ns, self.dest, None) or []), (option_string, values)])
+        got = (
+            [(option_string, v) for v in values]
+            if isinstance(values, list)
+            else [(option_string, values)]
+        )
+        setattr(ns, self.dest, [*(getattr(ns, self.dest, None) or []), *got])
 
 
 def _flag(name: str) -> list[str]:
@@ -115,7 +121,10 @@ def build_parser(
     """The argparse parser of ``groups``' fields (``given``: fields a ``--config`` file sets,
     so not required on the command line; ``aliases``: extra flag names → fields)."""
     parser = ArgumentParser(prog=prog, description=description, allow_abbrev=False)
-    parser.add_argument("--config", metavar="FILE", help="YAML file of options; flags override it")
+    if not any("config" in c.config_fields(g) for g in groups):  # else a group's own file
+        parser.add_argument(
+            "--config", metavar="FILE", help="YAML file of options; flags override it"
+        )
     sections: dict[tuple[type, str], Any] = {}
     for cls in groups:
         extra = {**c.aliases_of(cls), **{a: f for a, f in (aliases or {}).items()}}
@@ -145,6 +154,8 @@ def build_parser(
                 dest=name, action=_Collect, help=_help(cls, f, required), default=argparse.SUPPRESS
             )
             if f.metadata.get("positional"):
+                if list in (tp, typing.get_origin(tp)):  # a list: zero or more values
+                    kw["nargs"] = "*"
                 sections[(owner, top)].add_argument(metavar=name.upper(), **kw)
                 continue
             names = [*_flag(name), *(s for a, t in extra.items() if t == name for s in _flag(a))]
@@ -172,15 +183,44 @@ def build_parser(
     return parser
 
 
+_BOOLEAN_WORDS = {
+    "true",
+    "false",
+    "yes",
+    "no",
+    "on",
+    "off",
+    "1",
+    "0",
+    "t",
+    "f",
+    "y",
+    "n",
+    "null",
+    "~",
+}
+"""The words a boolean flag reads as its value (pydantic's), as in ``--dry-run false``."""
+
+
 def _join_values(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
     """``--flag VALUE`` → ``--flag=VALUE`` for a flag that takes a value (argparse would read a
-    VALUE ``-2.5e-3`` or ``-x`` as an option); a ``--flag`` without one is an error."""
+    VALUE ``-2.5e-3`` or ``-x`` as an option); a ``--flag`` without one is an error. A boolean
+    flag takes the next word only if it is a boolean, so a positional may follow it."""
     takes_value = {s for a in parser._actions if a.nargs is None for s in a.option_strings}
+    switches = {s for a in parser._actions if a.nargs == "?" for s in a.option_strings}
     out: list[str] = []
     i = 0
     while i < len(argv):
         tok = argv[i]
-        if tok in takes_value:  # the flag as given, in its dashed spelling
+        if tok in switches:  # a boolean flag takes a following word only if it is a boolean
+            nxt = argv[i + 1].lower() if i + 1 < len(argv) else ""
+            if nxt in _BOOLEAN_WORDS:
+                out.append(f"{tok}={argv[i + 1]}")
+                i += 2
+            else:  # ``--dry-run KEY=VALUE``: the word is a positional argument
+                out.append(f"{tok}=true")
+                i += 1
+        elif tok in takes_value:  # the flag as given, in its dashed spelling
             if i + 1 == len(argv) or argv[i + 1].startswith("--"):
                 flag = "--" + tok[2:].replace("_", "-")
                 raise ConfigError(f"{_SOURCE}: {flag} needs a value", hint=f"give {flag} VALUE")
@@ -228,7 +268,8 @@ def parse(
     owner = {n: g for g in groups for n in c.config_fields(g)}
     pre = ArgumentParser(prog=prog or groups[0].__name__, add_help=False, allow_abbrev=False)
     pre.add_argument("--config")
-    path = pre.parse_known_args(list(argv))[0].config
+    # a group that declares a ``config`` field reads that file itself (VERL's YAML)
+    path = None if "config" in owner else pre.parse_known_args(list(argv))[0].config
     if len(owner) < sum(len(c.config_fields(g)) for g in groups):
         raise TypeError(f"a field is declared in two of the groups {[g.__name__ for g in groups]}")
     values: dict[type, dict[str, Any]] = {g: {} for g in groups}
@@ -256,7 +297,7 @@ def parse(
     if extras and not known_only:
         _unknown(groups, extras, parser)
     for dest, got in vars(ns).items():
-        if dest == "config" or not got:
+        if (dest == "config" and dest not in owner) or not got:
             continue
         spellings = sorted({o.lstrip("-").replace("-", "_") for o, _ in got if o})
         if len(spellings) > 1:
