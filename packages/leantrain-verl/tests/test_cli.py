@@ -52,7 +52,8 @@ BAD = {
     "override syntax": (["data.train_batch_size"], "is not key=value"),
     "output is cwd": (["--output_dir", "."], "--output_dir '.' is the current directory"),
     "output holds files": (["--output_dir", "notes"], "holds files leantrain did not write"),
-    "unknown option": (["--data-pth", "x"], "unrecognized arguments"),
+    "unknown option": (["--data-pth", "x"], "unknown option '--data-pth' — did you mean '--data-path'?"),
+    "bad section value": (["leantrain.eval_k=0"], "key 'eval_k' must be at least 1, got 0"),
 }
 
 
@@ -102,9 +103,11 @@ def test_good_dry_run_writes_nothing(workdir, export_dir, capsys):
         (["--data_path", "{export}", "--output_dir", "."], "is the current directory"),
         (
             ["--data_path", "{export}", "--output_dir", "out", "--split_strategy", "nope"],
-            "no split 'nope/train.json'",
+            "key 'split_strategy' has the wrong type: got str 'nope'",
         ),
-        (["--data_path", "{export}"], "the following arguments are required: --output_dir"),
+        (["--data_path", "{export}"], "missing required --output-dir"),
+        (["--output_dir", "out"], "missing required --data-path"),
+        (["--data_path", "{export}", "--output_dir", "out", "--num_premises", "0"], "at least 1"),
     ],
 )
 def test_bad_convert_input_is_one_line_exit_2(extra, expected, workdir, export_dir, capsys):

@@ -14,38 +14,74 @@ from __future__ import annotations
 import difflib
 import importlib.util
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from leantrain.core.config import (
-    check_numbers,
-    config_from_dict,
-    parse_yaml,
-    read_yaml_file,
-    resolve_aliases,
-)
+from leantrain.core.config import parse_yaml, read_yaml_file, setting
 from leantrain.core.errors import ConfigError, MissingDependencyError
+from leantrain.core.groups import Group, LifelongData, RunSwitches
+from leantrain.llm.common_config import EvalArgs, TrainLimitArgs
+from leantrain.tactics.dataset_config import PromptArgs, SplitArgs
 from leantrain.verl.algorithms import GROUP_ESTIMATORS, algorithm_overrides
 
-SECTIONS = (
-    "data",
-    "actor_rollout_ref",
-    "critic",
-    "reward_model",
-    "reward",
-    "custom_reward_function",
-    "algorithm",
-    "trainer",
-    "ray_kwargs",
-    "global_profiler",
-    "distillation",
-    "transfer_queue",
-    "sandbox_fusion",
-    "skip",
-    "model_engine",
-)
-"""Top-level sections of VERL's composed ``ppo_trainer`` config."""
+
+@dataclass
+class VerlArgs(Group):
+    """The model VERL starts from and how its responses are scored."""
+
+    model_name: str | None = setting(
+        None,
+        "Base model (HF dir or hub id) when the step has no previous checkpoint (default: the "
+        "YAML's actor_rollout_ref.model.path).",
+        aliases=("model",),
+    )
+    rewards: list[Any] | None = setting(
+        None, "Reward names / dicts for compute_score (default: format, no_sorry, reference_match)."
+    )
+    reward_manager: str | None = setting(
+        None, "A @register_reward_manager name (replaces compute_score)."
+    )
+    reward_manager_options: dict[str, Any] | None = setting(
+        None, "Options of the reward manager class."
+    )
+
+
+@dataclass
+class LeantrainSection(EvalArgs, TrainLimitArgs, RunSwitches, SplitArgs, PromptArgs, VerlArgs):
+    """The YAML's ``leantrain:`` section (also ``leantrain.KEY=VALUE`` overrides and the
+    manager's keyword arguments): :class:`VerlArgs` and the groups every trainer shares, read by
+    :func:`leantrain.core.config.config_from_dict`, so a bad key or value fails in one line."""
+
+
+@dataclass
+class VerlTrainArgs(VerlArgs, RunSwitches, LifelongData):
+    """``leantrain verl train``: extra ``KEY=VALUE`` arguments are VERL overrides
+    (``data.train_batch_size=8``) or keys of the ``leantrain:`` section
+    (``leantrain.eval_k=4``)."""
+
+    config: str | None = setting(
+        None, "YAML in VERL's sections (+ an optional leantrain: section)."
+    )
+    algorithm: str = setting("grpo", "Algorithm type (see 'leantrain verl algorithms').")
+    output_dir: str = setting("runs/verl", "Run directory.", aliases=("out",))
+    core_algos: str | None = setting(
+        None, "Module holding a custom advantage function (your code: imported)."
+    )
+    core_function: str | None = setting(
+        None, "The function in --core_algos (default: the one that fits)."
+    )
+    dry_run: bool = setting(False, "Print the resolved config and command, then stop.")
+    overrides: list[str] = setting([], "VERL or leantrain.KEY overrides.", positional=True)
+
+
+@dataclass
+class ConvertArgs(SplitArgs, PromptArgs):
+    """``leantrain verl convert``: leantrain data → VERL parquet."""
+
+    data_path: str = setting(help="Export dir or split file.", aliases=("data",))
+    output_dir: str = setting(help="Where train.parquet / val.parquet go.", aliases=("out",))
+
 
 # keys whose sub-dicts are free-form in VERL (added to, not checked against, the base)
 _OPEN_KEYS = ("reward.reward_kwargs", "ray_kwargs.ray_init.runtime_env")
@@ -138,78 +174,6 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             out[full] = value
     return out
-
-
-@dataclass
-class LeantrainSection:
-    """The YAML's ``leantrain:`` section: leantrain's settings beside VERL's sections (also
-    ``leantrain.KEY=VALUE`` overrides and the manager's keyword arguments). Read through
-    :func:`leantrain.core.config.config_from_dict` like every trainer config, so an unknown key
-    or a wrong type (``eval_k: abc``) fails when the manager is built, in one line."""
-
-    model_name: str | None = field(
-        default=None,
-        metadata={"help": "base model (HF dir or hub id) when the step has no previous checkpoint"},
-    )
-    rewards: list[Any] | None = field(
-        default=None,
-        metadata={
-            "help": "reward names / dicts for compute_score "
-            "(default: format, no_sorry, reference_match)"
-        },
-    )
-    reward_manager: str | None = field(
-        default=None,
-        metadata={"help": "a @register_reward_manager name (replaces compute_score)"},
-    )
-    reward_manager_options: dict[str, Any] | None = field(
-        default=None, metadata={"help": "options of the reward manager class"}
-    )
-    allow_code: bool = field(
-        default=False,
-        metadata={"help": "allow module:attr rewards and reward modules named in the config"},
-    )
-    system_prompt: str | None = field(
-        default=None, metadata={"help": "system message of the prompts (default: leantrain's)"}
-    )
-    split_strategy: str = field(
-        default="random",
-        metadata={
-            "help": "split directory of an export dir (random / novel_premises)",
-            "choices": ("random", "novel_premises"),
-        },
-    )
-    eval_k: int = field(default=1, metadata={"help": "k of top-k accuracy in evaluate()"})
-    eval_max_new_tokens: int = field(
-        default=32, metadata={"help": "generation budget of evaluate()"}
-    )
-    max_eval_samples: int | None = field(
-        default=None, metadata={"help": "cap on evaluated examples"}
-    )
-    max_train_samples: int | None = field(
-        default=None, metadata={"help": "cap on converted training examples"}
-    )
-
-    def __post_init__(self) -> None:
-        check_numbers(
-            self,
-            {
-                "eval_k": ">=1",
-                "eval_max_new_tokens": ">=1",
-                "max_eval_samples": ">=1",
-                "max_train_samples": ">=1",
-            },
-            prefix="leantrain.",
-        )
-
-
-def leantrain_settings(section: Mapping[str, Any], *, source: str) -> dict[str, Any]:
-    """The keys given in a ``leantrain:`` section, aliases resolved and values typed by
-    :class:`LeantrainSection` (unknown keys, wrong types and out-of-range numbers are one
-    :class:`ConfigError` naming ``source``); keys not given stay absent."""
-    given = resolve_aliases(LeantrainSection, section, source=source)
-    checked = config_from_dict(LeantrainSection, given, source=source)
-    return {key: getattr(checked, key) for key in given}
 
 
 def load_user_yaml(path: str | Path) -> dict[str, Any]:
