@@ -52,7 +52,10 @@ BAD = {
     "override syntax": (["data.train_batch_size"], "is not key=value"),
     "output is cwd": (["--output_dir", "."], "--output_dir '.' is the current directory"),
     "output holds files": (["--output_dir", "notes"], "holds files leantrain did not write"),
-    "unknown option": (["--data-pth", "x"], "unknown option '--data-pth' — did you mean '--data-path'?"),
+    "unknown option": (
+        ["--data-pth", "x"],
+        "unknown option '--data-pth' — did you mean '--data-path'?",
+    ),
     "bad section value": (["leantrain.eval_k=0"], "key 'eval_k' must be at least 1, got 0"),
 }
 

@@ -31,16 +31,16 @@ from leantrain.core.config import config_from_dict, resolve
 from leantrain.core.errors import CheckpointError, ConfigError, LeanTrainError
 from leantrain.core.lifelong import LifelongEngine, Step, train_data
 from leantrain.verl.algorithms import algorithm_overrides
-from leantrain.verl.config import (
-    LeantrainSection,
+from leantrain.verl.config import LeantrainSection
+from leantrain.verl.core_algos import ENV, CustomAdvantage, find_advantage_function
+from leantrain.verl.data import check_data_path, convert_to_verl
+from leantrain.verl.verl_config import (
     compose_config,
     load_user_yaml,
     split_overrides,
     to_yaml,
     validate_config,
 )
-from leantrain.verl.core_algos import ENV, CustomAdvantage, find_advantage_function
-from leantrain.verl.data import check_data_path, convert_to_verl
 from leantrain.verl.worker_setup import HOOK, REWARD_MODULES_ENV, WorkerImports, reward_imports
 
 Launcher = Callable[[list[str], dict[str, str], Path], int]
