@@ -127,3 +127,14 @@ def test_convert_claims_its_output_dir_and_converts_again(workdir, export_dir, c
     files = json.loads(capsys.readouterr().out)
     assert Path(files["train"]).is_file() and (workdir / "verl_data/.leantrain").is_file()
     assert main(args) == 0  # its own earlier output: converted again in place
+
+
+def test_train_flags_of_the_groups_reach_the_manager(workdir, export_dir, capsys):
+    """VerlArgs' flags (and their aliases) set the leantrain: section over the YAML's; a
+    boolean flag followed by KEY=VALUE overrides leaves them positional."""
+    args = ["--config", str(EXAMPLE), "--data", str(export_dir), "--model", "my-model"]
+    args += ["--rewards", "format", "--dry-run", "data.train_batch_size=16", "leantrain.eval_k=2"]
+    assert main(["verl", "train", *args]) == 0
+    out = capsys.readouterr().out
+    assert "path: my-model" in out and "train_batch_size: 16" in out
+    assert "- format" in out and "reference_match" not in out  # the flag's rewards, not the YAML's
