@@ -19,7 +19,7 @@ from leantrain.core.config import (
 )
 from leantrain.core.errors import ConfigError
 from leantrain.core.groups import DataArgs, LifelongData, RunArgs, RunSwitches
-from leantrain.core.parser import parse
+from leantrain.core.parser import given, parse
 
 
 @dataclass
@@ -235,3 +235,12 @@ def test_a_group_may_own_config_and_a_positional_list(tmp_path):
     assert parse(OwnFile, ["--dry-run", "false", "x=2"]).dry_run is False
     with pytest.raises(ConfigError, match="unknown key 'data'"):  # others: options YAML
         parse(RunArgs, ["--config", str(path)])
+
+
+def test_given_names_the_fields_set_by_flags_or_the_config_file(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("mode: greedy\n")
+    sampling = parse(Sampling, ["--config", str(path), "--k", "4"])  # 4: the default, given
+    assert given(sampling) == {"mode", "k"} and given(Sampling()) == frozenset()
+    target, run = parse((Target, RunArgs), ["--theorem", "t"])
+    assert (given(target), given(run)) == ({"theorem"}, frozenset())

@@ -310,7 +310,16 @@ def parse(
         else:
             values[owner[dest]][dest] = flag_value(owner[dest], dest, [raw for _, raw in got])
     built = tuple(c._build(g, values[g], source=_SOURCE) for g in groups)
+    for cfg, g in zip(built, groups):
+        if hasattr(cfg, "__dict__"):
+            cfg.__dict__["_given"] = frozenset(values[g])  # read by given()
     return built[0] if single else built
+
+
+def given(cfg: Any) -> frozenset[str]:
+    """The fields of ``cfg`` (built by :func:`parse`) that its flags or ``--config`` file set;
+    the others hold their defaults. A config built otherwise: none."""
+    return getattr(cfg, "_given", frozenset())
 
 
 def parse_cli(cls: type[C], argv: Sequence[str], **kw: Any) -> C:
