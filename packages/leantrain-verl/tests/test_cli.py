@@ -138,3 +138,46 @@ def test_train_flags_of_the_groups_reach_the_manager(workdir, export_dir, capsys
     out = capsys.readouterr().out
     assert "path: my-model" in out and "train_batch_size: 16" in out
     assert "- format" in out and "reference_match" not in out  # the flag's rewards, not the YAML's
+
+
+def test_train_takes_every_flag_of_the_section_as_its_siblings_do(workdir, export_dir, monkeypatch):
+    """The prompt, split and evaluation flags of ``grpo`` / ``convert`` / ``llm eval`` work for
+    ``verl train``; given flags win over the YAML's section (a default given explicitly too),
+    flags not given leave it alone."""
+    import leantrain.verl.manager as manager_module
+
+    seen = {}
+
+    def spy(self, *a, **kw):
+        seen.update(section=self.section, settings=self.settings)
+        return {"plan": "stopped"}
+
+    monkeypatch.setattr(manager_module.VERLTrainingManager, "train", spy)
+    config = workdir / "grpo.yaml"
+    config.write_text(
+        EXAMPLE.read_text().replace(
+            "  eval_k: 4", "  eval_k: 4\n  split_strategy: novel_premises\n  max_eval_samples: 5"
+        )
+    )
+    args = ["--config", str(config), "--data-path", str(export_dir), "--output-dir", "out"]
+    flags = [
+        "--split-strategy",
+        "random",
+        "--eval-k",
+        "2",
+        "--system-prompt",
+        "",
+        "--num-premises",
+        "3",
+    ]
+    assert main(["verl", "train", *args, *flags, "--max-eval-samples", "null"]) == 0
+    section = seen["section"]
+    assert (section.split_strategy, section.eval_k, section.system_prompt) == ("random", 2, "")
+    assert section.num_premises == 3 and section.max_eval_samples is None
+    assert section.eval_max_new_tokens == 48  # not given: the shared default
+    assert main(["verl", "train", *args]) == 0
+    assert (seen["section"].split_strategy, seen["section"].max_eval_samples) == (
+        "novel_premises",
+        5,
+    )
+    assert seen["section"].eval_k == 4

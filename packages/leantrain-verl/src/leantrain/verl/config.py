@@ -43,10 +43,8 @@ class LeantrainSection(EvalArgs, TrainLimitArgs, RunSwitches, SplitArgs, PromptA
 
 
 @dataclass
-class VerlTrainArgs(VerlArgs, RunSwitches, LifelongData):
-    """What ``leantrain verl train`` runs, with :class:`VerlArgs` over the YAML's section.
-
-    The other keys of the ``leantrain:`` section are given as ``leantrain.KEY=VALUE``."""
+class VerlTrainArgs(LeantrainSection, LifelongData):
+    """What ``leantrain verl train`` runs; the section's flags given win over the YAML's."""
 
     config: str | None = setting(
         None, "YAML in VERL's sections (+ an optional leantrain: section)."

@@ -125,19 +125,19 @@ class VERLTrainingManager:
         algorithm_overrides(algorithm_type)  # unknown type: fail now
         user = load_user_yaml(config) if isinstance(config, (str, Path)) else dict(config or {})
         overrides, leantrain_overrides = split_overrides(overrides)
-        given = {
+        named = {
             "model_name": model_name,
             "rewards": None if rewards is None else list(rewards),
             "reward_manager": reward_manager,
             "allow_code": allow_code,
-            **leantrain,
-        }
+        }  # None: not given; a None among ``leantrain`` is a value (max_eval_samples=None)
+        given = {**{k: v for k, v in named.items() if v is not None}, **leantrain}
         source = f"{config if isinstance(config, (str, Path)) else 'config'}, section 'leantrain:'"
         given_keys: dict[str, Any] = {}  # the YAML's section < leantrain.* overrides < keywords
         for where, values in (
             (source, dict(user.get("leantrain") or {})),
             ("override", leantrain_overrides),
-            ("keyword arguments", {k: v for k, v in given.items() if v is not None}),
+            ("keyword arguments", given),
         ):
             given_keys.update(resolve(LeantrainSection, values, source=where))
         self.section = config_from_dict(LeantrainSection, given_keys, source=source)

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from leantrain.verl.config import ConvertArgs, VerlArgs, VerlTrainArgs
+from leantrain.verl.config import ConvertArgs, LeantrainSection, VerlTrainArgs
 
 
 def train_command(args: VerlTrainArgs) -> dict[str, Any] | int:
     """``leantrain verl train``: the run's result, or (``--dry-run``) the resolved config and
     command printed."""
-    from dataclasses import fields
-
+    from leantrain.core.config import config_fields
+    from leantrain.core.parser import given
     from leantrain.verl.manager import VERLTrainingManager
 
-    given = {f.name: getattr(args, f.name) for f in fields(VerlArgs)}  # None: not given
+    section = config_fields(LeantrainSection)
     manager = VERLTrainingManager(
         args.config,
         args.algorithm,
@@ -23,8 +23,7 @@ def train_command(args: VerlTrainArgs) -> dict[str, Any] | int:
         output_dir=args.output_dir,
         core_algos=args.core_algos,
         core_function=args.core_function,
-        allow_code=True if args.allow_code else None,
-        **{k: v for k, v in given.items() if v is not None},
+        **{k: getattr(args, k) for k in given(args) if k in section},  # over the YAML's
     )
     if args.dry_run:
         plan = manager.dry_run(args.data_path, database=args.database)
@@ -41,7 +40,6 @@ def train_command(args: VerlTrainArgs) -> dict[str, Any] | int:
         args.database,
         args.export_dir,
         data_path=args.data_path,
-        overwrite=True if args.overwrite else None,
         evaluate_each_repo=args.evaluate_each_repo,
     )
 
