@@ -233,6 +233,10 @@ def test_a_group_may_own_config_and_a_positional_list(tmp_path):
     assert (got.config, got.dry_run, got.overrides) == (str(path), True, ["a.b=1", "c=[x, y]"])
     assert parse(OwnFile, ["a=1"]).overrides == ["a=1"] and parse(OwnFile, []).overrides == []
     assert parse(OwnFile, ["--dry-run", "false", "x=2"]).dry_run is False
+    from leantrain.core.parser import build_parser
+
+    usage = build_parser([OwnFile], prog="p").format_usage()
+    assert "[OVERRIDES ...]" in usage and "[--config FILE]" not in usage
     with pytest.raises(ConfigError, match="unknown key 'data'"):  # others: options YAML
         parse(RunArgs, ["--config", str(path)])
 

@@ -173,11 +173,14 @@ def build_parser(
                     help=argparse.SUPPRESS,
                 )
     shown = [
-        (a.metavar if not a.option_strings else f"{a.option_strings[0]} {a.metavar}")
+        (f"[{a.metavar} ...]" if a.nargs == "*" else a.metavar)
+        if not a.option_strings
+        else f"{a.option_strings[0]} {a.metavar}"
         for a in parser._actions
         if a.required or (not a.option_strings and a.dest != "help")
     ]
-    parser.usage = " ".join(["%(prog)s [-h] [--config FILE] [--OPTION VALUE ...]", *shown])
+    config = "" if any("config" in c.config_fields(g) for g in groups) else " [--config FILE]"
+    parser.usage = " ".join([f"%(prog)s [-h]{config} [--OPTION VALUE ...]", *shown])
     groups_in_order = sorted(parser._action_groups[2:], key=lambda g: getattr(g, "order", (0, 0)))
     parser._action_groups[2:] = groups_in_order
     return parser
