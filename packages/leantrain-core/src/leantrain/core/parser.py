@@ -45,11 +45,7 @@ class _Collect(argparse.Action):
     """Keeps every ``(option string, raw text)`` of a field, in order."""
 
     def __call__(self, parser: Any, ns: Any, values: Any, option_string: str | None = None) -> None:
-        got = (
-            [(option_string, v) for v in values]
-            if isinstance(values, list)
-            else [(option_string, values)]
-        )
+        got = [(option_string, v) for v in (values if isinstance(values, list) else [values])]
         setattr(ns, self.dest, [*(getattr(ns, self.dest, None) or []), *got])
 
 
@@ -186,23 +182,8 @@ def build_parser(
     return parser
 
 
-_BOOLEAN_WORDS = {
-    "true",
-    "false",
-    "yes",
-    "no",
-    "on",
-    "off",
-    "1",
-    "0",
-    "t",
-    "f",
-    "y",
-    "n",
-    "null",
-    "~",
-}
-"""The words a boolean flag reads as its value (pydantic's), as in ``--dry-run false``."""
+_BOOLEAN_WORDS = {"true", "false", "yes", "no", "on", "off", "1", "0", "t", "f", "y", "n", "null"}
+"""The words a boolean flag reads as its value (pydantic's; ``null``), as in ``--dry-run no``."""
 
 
 def _join_values(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
@@ -216,13 +197,9 @@ def _join_values(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[s
     while i < len(argv):
         tok = argv[i]
         if tok in switches:  # a boolean flag takes a following word only if it is a boolean
-            nxt = argv[i + 1].lower() if i + 1 < len(argv) else ""
-            if nxt in _BOOLEAN_WORDS:
-                out.append(f"{tok}={argv[i + 1]}")
-                i += 2
-            else:  # ``--dry-run KEY=VALUE``: the word is a positional argument
-                out.append(f"{tok}=true")
-                i += 1
+            word = argv[i + 1] if i + 1 < len(argv) else ""
+            out.append(f"{tok}={word if word.lower() in _BOOLEAN_WORDS else 'true'}")
+            i += 2 if word.lower() in _BOOLEAN_WORDS else 1  # else: a positional follows
         elif tok in takes_value:  # the flag as given, in its dashed spelling
             if i + 1 == len(argv) or argv[i + 1].startswith("--"):
                 flag = "--" + tok[2:].replace("_", "-")
