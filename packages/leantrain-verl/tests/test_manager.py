@@ -90,6 +90,25 @@ def test_train_step_save_load_evaluate(small, tmp_path, export_dir, tiny_dir):
         other.load(tmp_path)
 
 
+def test_overwrite_from_the_section_starts_over_and_a_resume_without_it_goes_on(
+    small, tmp_path, export_dir, tiny_dir
+):
+    small["leantrain"] = {"model_name": str(tiny_dir)}
+    run = tmp_path / "run"
+    first = VERLTrainingManager(small, launcher=_fake_verl(tiny_dir, []))
+    first.train(data_path=export_dir, output_dir=run)
+    calls: list = []
+    again = VERLTrainingManager(small, overwrite=True, launcher=_fake_verl(tiny_dir, calls))
+    assert again.section.overwrite is True
+    again.train(data_path=export_dir, output_dir=run)
+    assert calls  # started over: VERL ran again
+    resumed: list = []
+    VERLTrainingManager(small, launcher=_fake_verl(tiny_dir, resumed)).train(
+        data_path=export_dir, output_dir=run
+    )
+    assert resumed == []  # the same config without overwrite: the finished run, not a conflict
+
+
 def test_failed_verl_run_is_one_clear_error(small, tmp_path, export_dir, tiny_dir):
     small["leantrain"] = {"model_name": str(tiny_dir)}
     manager = VERLTrainingManager(small, launcher=lambda c, e, log: 3)

@@ -356,7 +356,8 @@ class VERLTrainingManager:
             "config": self.user_config,
             "overrides": self.overrides,  # VERL keys → values (leantrain.* are in "leantrain")
             "custom_advantage": None if self.custom is None else self.custom.spec,
-            "leantrain": self.settings,
+            # how a run treats an earlier one is no setting of the run (a resume drops it)
+            "leantrain": {k: v for k, v in self.settings.items() if k != "overwrite"},
         }
 
     def train_step(self, step: Step) -> dict[str, Any]:
