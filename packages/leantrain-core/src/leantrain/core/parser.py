@@ -17,6 +17,7 @@ import argparse
 import dataclasses
 import inspect
 import re
+import typing
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn, TypeVar
 
@@ -44,7 +45,8 @@ class _Collect(argparse.Action):
     """Keeps every ``(option string, raw text)`` of a field, in order."""
 
     def __call__(self, parser: Any, ns: Any, values: Any, option_string: str | None = None) -> None:
-        setattr(ns, self.dest, [*(getattr(ns, self.dest, None) or []), (option_string, values)])
+        got = [(option_string, v) for v in (values if isinstance(values, list) else [values])]
+        setattr(ns, self.dest, [*(getattr(ns, self.dest, None) or []), *got])
 
 
 def _flag(name: str) -> list[str]:
@@ -84,10 +86,10 @@ def flag_value(cls: type, key: str, raws: list[str]) -> Any:
     as_text = (isinstance(value, str) and value != raw) or (value is None and not raw.strip())
     if as_text and not raw.lstrip().startswith(("'", '"')):
         try:
-            text = c.typed(cls, key, [raw], source=_SOURCE)
+            text = c.typed(cls, key, [raw, [raw]], source=_SOURCE)  # a list field: [raw]
         except ConfigError:
             return value
-        if isinstance(text, str):
+        if isinstance(text, (str, list)):
             return text
     return value
 
@@ -115,7 +117,10 @@ def build_parser(
     """The argparse parser of ``groups``' fields (``given``: fields a ``--config`` file sets,
     so not required on the command line; ``aliases``: extra flag names → fields)."""
     parser = ArgumentParser(prog=prog, description=description, allow_abbrev=False)
-    parser.add_argument("--config", metavar="FILE", help="YAML file of options; flags override it")
+    needed = any(getattr(g, "config_required", False) for g in groups)  # a class's own hook
+    parser.add_argument(
+        "--config", metavar="FILE", required=needed, help="YAML file of options; flags override it"
+    )
     sections: dict[tuple[type, str], Any] = {}
     for cls in groups:
         extra = {**c.aliases_of(cls), **{a: f for a, f in (aliases or {}).items()}}
@@ -144,7 +149,9 @@ def build_parser(
             kw: dict[str, Any] = dict(
                 dest=name, action=_Collect, help=_help(cls, f, required), default=argparse.SUPPRESS
             )
-            if f.metadata.get("positional"):
+            if f.metadata.get("positional"):  # a list: any number (at least one if required)
+                if typing.get_origin(kinds[0]) is list:
+                    kw["nargs"] = "+" if required else "*"
                 sections[(owner, top)].add_argument(metavar=name.upper(), **kw)
                 continue
             names = [*_flag(name), *(s for a, t in extra.items() if t == name for s in _flag(a))]
