@@ -5,6 +5,7 @@ of declaring the same setting again. No field name is declared in two groups."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import typing
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -25,7 +26,7 @@ class Group:
     def __init_subclass__(cls, *, defaults: dict[str, Any] | None = None, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         for name, value in (defaults or {}).items():
-            owner = next(k for k in cls.__mro__[1:] if name in k.__dict__.get("__annotations__", {}))
+            owner = next(k for k in cls.__mro__[1:] if name in inspect.get_annotations(k))
             metadata = owner.__dataclass_fields__[name].metadata
             cls.__annotations__[name] = typing.get_type_hints(owner, include_extras=True)[name]
             setattr(cls, name, dataclasses.field(default=value, metadata=metadata))
@@ -87,7 +88,9 @@ class DatabaseArgs(Group):
     """The SQLite database of traced repositories (``leantrain export``)."""
 
     database: str | None = setting(
-        None, "SQLite database of traced repos (lifelong mode: train repo by repo).", aliases=("db",)
+        None,
+        "SQLite database of traced repos (a lifelong run trains repo by repo).",
+        aliases=("db",),
     )
 
 
