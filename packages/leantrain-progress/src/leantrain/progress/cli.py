@@ -256,4 +256,12 @@ def run(argv: list[str]) -> int:
 
 def register() -> list[Command]:
     """The ``progress`` command of the ``leantrain`` CLI."""
-    return [Command("progress", "proof-progress model: make-data, train, evaluate, predict", run)]
+    return [
+        Command(
+            "progress",
+            "proof-progress model: make-data, train, evaluate, predict",
+            run,
+            trainer="leantrain.progress:ProgressTrainer",
+            metrics=("mse", "mae", "within_1"),
+        )
+    ]
