@@ -40,8 +40,10 @@ class Group:
 
 @dataclass
 class RunSwitches(Group):
-    """How a run treats an earlier run and user code (TRL-based configs take ``output_dir`` and
-    ``seed`` from ``TrainingArguments``; the others use :class:`RunArgs`)."""
+    """How a run treats an earlier run and user code.
+
+    TRL-based configs take ``output_dir`` and ``seed`` from ``TrainingArguments``; the others
+    use :class:`RunArgs`."""
 
     overwrite: bool = setting(
         False,
@@ -107,7 +109,7 @@ class RepoArgs(DatabaseArgs):
 
 @dataclass
 class LifelongArgs(RepoArgs):
-    """A lifelong run: :class:`RepoArgs` trained on one after another."""
+    """A lifelong run: the repositories trained on one after another."""
 
     export_dir: str | None = setting(
         None, "Where lifelong mode writes the merged exports (default: OUTPUT_DIR/data)."

@@ -171,9 +171,10 @@ def build_parser(
     shown = [
         (a.metavar if not a.option_strings else f"{a.option_strings[0]} {a.metavar}")
         for a in parser._actions
-        if a.required or (not a.option_strings and a.dest != "help")
+        if (a.required or not a.option_strings) and a.dest not in ("help", "config")
     ]
-    parser.usage = " ".join(["%(prog)s [-h] [--config FILE] [--OPTION VALUE ...]", *shown])
+    config = "--config FILE" if needed else "[--config FILE]"
+    parser.usage = " ".join([f"%(prog)s [-h] {config} [--OPTION VALUE ...]", *shown])
     groups_in_order = sorted(parser._action_groups[2:], key=lambda g: getattr(g, "order", (0, 0)))
     parser._action_groups[2:] = groups_in_order
     return parser
@@ -212,7 +213,7 @@ def _unknown(groups: Sequence[type], extras: list[str], parser: argparse.Argumen
         if error is not None:
             raise error
     valid = sorted({s[2:].replace("-", "_") for a in parser._actions for s in a.option_strings})
-    hint = c.suggest(name, [v for v in valid if v not in ("h", "help")])
+    hint = c.suggest(name, [v for v in valid if v not in ("", "h", "help")])
     if hint.startswith("did you mean"):
         hint = "did you mean '--" + hint.split("'")[1].replace("_", "-") + "'?"
     raise ConfigError(f"unknown option '--{name.replace('_', '-')}'", hint=hint)

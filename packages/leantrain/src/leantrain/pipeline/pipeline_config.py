@@ -138,8 +138,10 @@ class RunName(Group):
 
 @dataclass
 class PipelineArgs(RunName, RunSwitches, Seed, LifelongArgs, defaults={"seed": 42}):
-    """What to train on, in which order, with which trainers (``seed``: of every trainer
-    section that sets none; ``database``: default ``<run_dir>/leantrain.db``)."""
+    """What to train on, in which order, with which trainers.
+
+    ``seed`` is the seed of every trainer section that sets none; ``database`` defaults to
+    ``<run_dir>/leantrain.db``."""
 
     config_required: ClassVar[bool] = True  # 'leantrain pipeline' reads a --config YAML
 
@@ -259,7 +261,7 @@ def _section_field(trainer: str) -> tuple[str, Any, Any]:
     words = commands()[trainer][0] if trainer != PROVE else "prove"
     extra = " (the pipeline sets generator, progress, data, split and output_dir)"
     what = f"Keys of 'leantrain {words} --help'" + (extra if trainer == PROVE else "") + "."
-    return trainer, Any, setting(None, what)
+    return trainer, dict[str, Any] | None, setting(None, what)
 
 
 PipelineConfig = dataclasses.make_dataclass(
@@ -268,8 +270,7 @@ PipelineConfig = dataclasses.make_dataclass(
     bases=(PipelineArgs,),
     namespace={
         "__module__": __name__,
-        "__doc__": f"{PipelineArgs.__doc__.splitlines()[0]} — with one section per trainer "
-        "(its command's config keys), made from the registry.",
+        "__doc__": "One section per registered trainer: its command's config keys.",
     },
 )
 """The pipeline's settings (:class:`PipelineArgs`) and one section per registered trainer."""
