@@ -27,7 +27,7 @@ from leantrain.pipeline.pipeline_config import (
     PROVE,
     PipelineConfig,
     _is_trace_source,
-    commands,
+    trainer_class,
     trainer_names,
 )
 from leantrain.pipeline.report import render_report, summary_rows
@@ -42,9 +42,7 @@ def build_trainer(name: str, config: Any, pipeline: PipelineConfig | None = None
     (``Command.trainer``); the ``prove`` stage needs the ``pipeline`` config too (its run
     directory and which trainers' models it proves with)."""
     if name != PROVE:
-        from leantrain.core.command import load
-
-        return load(commands()[name][1].trainer)(config=config)
+        return trainer_class(name)(config=config)
     from leantrain.pipeline.prove_stage import ProveStage
 
     if pipeline is None or pipeline.prove_generator is None:

@@ -70,6 +70,12 @@ def key_metrics(trainer: str) -> list[str]:
     return list(entry[1].metrics) if entry else []
 
 
+def trainer_class(trainer: str) -> type:
+    """The class a trainer's command registers (``Command.trainer``), built with
+    ``config=`` its section's config."""
+    return load(commands()[trainer][1].trainer)
+
+
 _NO_GROUPS_YET = {  # TODO(issue 32): remove when their commands declare groups
     "retrieval": "leantrain.retrieval:RetrievalConfig",
     "progress": "leantrain.progress:ProgressConfig",
@@ -264,13 +270,18 @@ def _section_field(trainer: str) -> tuple[str, Any, Any]:
     return trainer, dict[str, Any] | None, setting(None, what)
 
 
-PipelineConfig = dataclasses.make_dataclass(
-    "PipelineConfig",
-    [_section_field(t) for t in trainer_names()],
-    bases=(PipelineArgs,),
-    namespace={
-        "__module__": __name__,
-        "__doc__": "One section per registered trainer: its command's config keys.",
-    },
-)
+def make_pipeline_config() -> type:
+    """:class:`PipelineArgs` with one section per trainer of the registry (as installed)."""
+    return dataclasses.make_dataclass(
+        "PipelineConfig",
+        [_section_field(t) for t in trainer_names()],
+        bases=(PipelineArgs,),
+        namespace={
+            "__module__": __name__,
+            "__doc__": "One section per registered trainer: its command's config keys.",
+        },
+    )
+
+
+PipelineConfig = make_pipeline_config()
 """The pipeline's settings (:class:`PipelineArgs`) and one section per registered trainer."""
