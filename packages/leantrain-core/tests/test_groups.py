@@ -260,3 +260,13 @@ def test_an_empty_list_flag_is_one_empty_text_not_none():
     assert parse(RepoArgs, ["--repo", "a", "--repo", "b", "--db", "x.db"]) == RepoArgs(
         database="x.db", repos=["a", "b"]
     )
+
+
+def test_a_date_yaml_cannot_build_is_one_line_from_a_file_and_text_from_a_flag(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("theorem: 2025-13-45\n")
+    with pytest.raises(
+        ConfigError, match=r"c\.yaml: malformed YAML value: month must be in 1\.\.12"
+    ):
+        parse(Target, ["--config", str(path)])
+    assert parse(Target, ["--theorem", "2025-13-45"]).theorem == "2025-13-45"
