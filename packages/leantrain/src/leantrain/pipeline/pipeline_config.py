@@ -60,8 +60,8 @@ def commands() -> dict[str, tuple[str, Command]]:
 
 
 def trainer_names() -> tuple[str, ...]:
-    """The trainers a pipeline can run: every registered ``trainer``, then ``prove``."""
-    return (*(n for n, (_, c) in commands().items() if c.trainer), PROVE)
+    """The trainers a pipeline can run: every registered ``trainer``, then its own ``prove``."""
+    return (*(n for n, (_, c) in commands().items() if c.trainer and n != PROVE), PROVE)
 
 
 def key_metrics(trainer: str) -> list[str]:
