@@ -168,8 +168,13 @@ def build_parser(
                     default=argparse.SUPPRESS,
                     help=argparse.SUPPRESS,
                 )
+    many = {"*": "[{0} ...]", "+": "{0} [{0} ...]"}
     shown = [
-        (a.metavar if not a.option_strings else f"{a.option_strings[0]} {a.metavar}")
+        (
+            many.get(a.nargs, "{0}").format(a.metavar)
+            if not a.option_strings
+            else f"{a.option_strings[0]} {a.metavar}"
+        )
         for a in parser._actions
         if (a.required or not a.option_strings) and a.dest not in ("help", "config")
     ]
