@@ -171,8 +171,8 @@ class PipelineArgs(RunName, RunSwitches, Seed, LifelongArgs, defaults={"seed": 4
         unknown = [t for t in self.trainers if t not in trainer_names()]
         if unknown:
             raise ConfigError(
-                f"unknown trainer '{unknown[0]}' in 'trainers'",
-                hint=f"choose from {', '.join(trainer_names())}",
+                f"'trainers' cannot be {unknown[0]!r}",
+                hint=f"choose one of: {', '.join(trainer_names())}",
             )
         if not self.sources:
             raise ConfigError(
