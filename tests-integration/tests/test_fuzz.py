@@ -1072,7 +1072,8 @@ def _flag_cases() -> list[Case]:
             [],
             [[], ["--no-such-flag"]],
         ),
-        "export": (["export"], [], [[], ["nosuch"], ["--no-such-flag"]]),
+        # a bare 'leantrain export' prints its usage (exit 0), as every command of commands does
+        "export": (["export"], [], [["nosuch"], ["--no-such-flag"]]),
         "llm": (["llm"], [], [["nosuch"]]),
         "retrieval": (["retrieval"], [], [["nosuch"]]),
         "progress": (["progress"], [], [["nosuch"]]),

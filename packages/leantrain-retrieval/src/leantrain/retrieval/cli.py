@@ -223,7 +223,11 @@ def register() -> list[Command]:
     """The ``retrieval`` command of the ``leantrain`` CLI."""
     return [
         Command(
-            "retrieval", "train / evaluate / index / retrieve with the dense premise retriever", run
+            "retrieval",
+            "train / evaluate / index / retrieve with the dense premise retriever",
+            run,
+            trainer="leantrain.retrieval:RetrievalTrainer",
+            metrics=("R@1", "R@10", "MRR", "bm25_R@10", "reachable_fraction"),
         )
     ]
 
