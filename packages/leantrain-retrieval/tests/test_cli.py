@@ -150,9 +150,10 @@ def test_shared_options_mean_the_same_in_every_subcommand(sub, tmp_path):
     cmd = next(s for s in register()[0].subcommands if s.name == sub)
     groups = tuple(map(load, cmd.groups))
     argv = ["--model", "runs/ret", "--data", "merged", "--batch_size", "8", "--allow-code"]
-    argv += {"index": ["--output", "idx"], "retrieve": ["--state", "⊢ True", "--file", "A.lean"]}.get(
-        sub, []
-    )
+    argv += {
+        "index": ["--output", "idx"],
+        "retrieve": ["--state", "⊢ True", "--file", "A.lean"],
+    }.get(sub, [])
     values: dict = {}
     for cfg in parse(groups, argv):
         values.update(vars(cfg))

@@ -77,7 +77,10 @@ def test_with_the_opt_in_a_module_attr_encoder_loads(tmp_path, monkeypatch):
         ({"max_steps": -5}, "trainer: key 'max_steps' must be -1 (no limit) or at least 1, got -5"),
         ({"max_steps": 0}, "trainer: key 'max_steps' must be -1 (no limit) or at least 1, got 0"),
         ({"max_epochs": 0}, "trainer: key 'max_epochs' must be -1 (no limit) or at least 1, got 0"),
-        ({"accumulate_grad_batches": 0}, "trainer: key 'accumulate_grad_batches' must be at least 1"),
+        (
+            {"accumulate_grad_batches": 0},
+            "trainer: key 'accumulate_grad_batches' must be at least 1",
+        ),
         ({"val_check_interval": 0}, "trainer: key 'val_check_interval' must be positive"),
         # what leantrain sets itself
         ({"callbacks": []}, "trainer.callbacks cannot be set"),

@@ -64,7 +64,9 @@ class Settings(Group):
         from leantrain.retrieval.trainer_args import LEANDOJO_V2_NAMES, trainer_parameters
 
         renamed = LEANDOJO_V2_NAMES.get(key)
-        if renamed is None and ("trainer" not in config_fields(cls) or key not in trainer_parameters()):
+        if renamed is None and (
+            "trainer" not in config_fields(cls) or key not in trainer_parameters()
+        ):
             return None
         name = renamed or key
         return ConfigError(

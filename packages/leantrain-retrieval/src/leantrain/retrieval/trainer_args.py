@@ -68,7 +68,10 @@ def _signature_class() -> type:
     params = inspect.signature(L.Trainer).parameters.values()
     return dataclasses.make_dataclass(
         "Trainer",
-        [(p.name, LIMITS.get(p.name, p.annotation), dataclasses.field(default=p.default)) for p in params],
+        [
+            (p.name, LIMITS.get(p.name, p.annotation), dataclasses.field(default=p.default))
+            for p in params
+        ],
     )
 
 
