@@ -1254,6 +1254,16 @@ def _path_cases() -> list[Case]:
             ["retrieval", "index", "--model", "tiny", "--data", EXP, "--output", "OUT"],
             "--output",
         ),
+        # issue 36 (5): the index cache of evaluate, the index read by retrieve
+        "retrieval evaluate": (
+            ["retrieval", "evaluate", "--model", "tiny", "--data", EXP, "--index", "OUT"],
+            "--index",
+        ),
+        "retrieval retrieve": (
+            ["retrieval", "retrieve", "--model", "tiny", "--data", EXP, "--index", "OUT"]
+            + ["--state", "⊢ True", "--file", "ListBasics/Sum.lean"],
+            "--index",
+        ),
         "progress make-data": (["progress", "make-data", "--data", EXP, "--out", "OUT"], "--out"),
         "progress train": (
             [
