@@ -1260,8 +1260,10 @@ def _path_cases() -> list[Case]:
             "--index",
         ),
         "retrieval retrieve": (
-            ["retrieval", "retrieve", "--model", "tiny", "--data", EXP, "--index", "OUT"]
-            + ["--state", "⊢ True", "--file", "ListBasics/Sum.lean"],
+            [
+                *["retrieval", "retrieve", "--model", "tiny", "--data", EXP, "--index", "OUT"],
+                *["--state", "⊢ True", "--file", "ListBasics/Sum.lean"],
+            ],
             "--index",
         ),
         "progress make-data": (["progress", "make-data", "--data", EXP, "--out", "OUT"], "--out"),
