@@ -1,17 +1,12 @@
 """The settings of the retriever, its data and its commands: small groups, each setting once.
 
-Lightning's way is that the constructors are the config: :class:`RetrieverArgs` is what
-:class:`~leantrain.retrieval.premise_retriever.PremiseRetriever` takes (the ``model:`` part,
-recorded by ``save_hyperparameters``), :class:`DataModuleArgs` what
-:class:`~leantrain.retrieval.datamodule.RetrievalDataModule` takes (the ``data:`` part), and
-``RetrievalConfig.trainer`` goes to ``lightning.Trainer`` as given (the ``trainer:`` part,
-checked by Lightning's own types: :mod:`leantrain.retrieval.trainer_args`).
-:class:`RetrievalConfig` composes them with core's :class:`LifelongData` and
-:class:`RunSwitches` into the one flat class of ``retrieval train`` that Python, a dict, YAML
-and flags fill; ``evaluate``, ``index`` and ``retrieve`` take :class:`ModelArgs`,
-:class:`ExportArgs` and their own groups, so ``--model``, ``--data``, ``--batch-size`` and
-``--allow-code`` mean the same in all four. Defaults follow ReProver (lr 1e-4 with warm-up,
-batch 8, 3 negatives of which 1 in-file).
+The constructors are the config (Lightning's way): :class:`RetrieverArgs` is what
+``PremiseRetriever`` takes (its ``hparams``), :class:`DataModuleArgs` what
+``RetrievalDataModule`` takes, and ``RetrievalConfig.trainer`` goes to ``lightning.Trainer``
+(typed by Lightning's signature: :mod:`leantrain.retrieval.trainer_args`). ``retrieval train``
+fills :class:`RetrievalConfig`; ``evaluate``, ``index`` and ``retrieve`` share
+:class:`ModelArgs` and :class:`ExportArgs`, so ``--model``, ``--data``, ``--batch-size`` and
+``--allow-code`` mean the same in all four. Defaults follow ReProver.
 """
 
 from __future__ import annotations

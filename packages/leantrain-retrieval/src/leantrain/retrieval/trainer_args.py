@@ -1,12 +1,11 @@
 """The ``trainer:`` section: ``lightning.Trainer``'s own arguments, checked by Lightning.
 
 LightningCLI's way, without re-declaring them: values are typed by ``Trainer.__init__``'s
-signature through core's one type check (:func:`leantrain.core.config.typed_values`), so a
-flag's ``20``, YAML's ``20`` and a dict's ``"20"`` are the same int and ``precision: fp8``
-fails against Lightning's own ``Literal``; then a ``Trainer`` is built from them, so that
-Lightning's own checks (devices, accelerator, strategy, limits …) run when the config is
-built. Each failure is one :class:`ConfigError` line. The ranges leantrain adds are types
-(:data:`LIMITS`), checked by the same type check.
+signature (with leantrain's :data:`LIMITS`) through core's one type check, so a flag's ``20``,
+YAML's ``20`` and a dict's ``"20"`` are the same int and ``precision: fp8`` fails against
+Lightning's own ``Literal``; then a ``Trainer`` is built from them, so that Lightning's own
+checks (devices, accelerator, strategy …) run when the config is built. Each failure is one
+:class:`ConfigError` line.
 """
 
 from __future__ import annotations
