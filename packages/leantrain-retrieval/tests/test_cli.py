@@ -49,7 +49,8 @@ def test_train_then_evaluate_index_and_retrieve(tmp_path, sample_export, capsys)
     out = json.loads(capsys.readouterr().out)
     assert "/retrieval/000-" in out["model_dir"] and "val_R@10" in out["final"]
 
-    assert main(["retrieval", "evaluate", "--model", str(run), "--data", str(sample_export)]) == 0
+    evaluate = ["retrieval", "evaluate", "--model", str(run), "--data", str(sample_export)]
+    assert main([*evaluate, "--batch_size", "8"]) == 0  # issue 32's command
     table = capsys.readouterr().out
     assert "R@1" in table and "R@10" in table and "MRR" in table
     assert (
