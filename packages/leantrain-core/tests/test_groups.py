@@ -163,6 +163,24 @@ def test_a_tuple_of_groups_gives_one_instance_each_and_yaml_fills_required(tmp_p
         parse((Target, Sampling), ["--config", str(path)])
 
 
+def test_a_one_letter_setting_has_a_short_flag():
+    assert parse(Sampling, ["-k", "3"]).k == 3
+    with pytest.raises(ConfigError, match="--k must be at least 1, got -1"):
+        parse(Sampling, ["-k", "-1"])
+    with pytest.raises(ConfigError, match="'--k' and '--num-candidates' are the same setting"):
+        parse(Sampling, ["-k", "2", "--num-candidates", "3"])
+
+
+def test_allow_code_alone_or_with_the_run_switches():
+    from leantrain.core.groups import AllowCode
+
+    assert parse(AllowCode, ["--allow-code"]).allow_code is True
+    with pytest.raises(ConfigError, match="unknown option '--overwrite'"):
+        parse(AllowCode, ["--overwrite"])
+    switches = parse(RunSwitches, ["--allow-code", "--overwrite"])
+    assert switches.allow_code and switches.overwrite and isinstance(switches, AllowCode)
+
+
 def test_known_only_reads_the_light_groups_and_ignores_the_rest():
     sampling = parse(Sampling, ["--k", "2", "--bf16", "--engine-flag", "1"], known_only=True)
     assert sampling.k == 2

@@ -39,22 +39,26 @@ class Group:
 
 
 @dataclass
-class RunSwitches(Group):
-    """How a run treats an earlier run and user code.
+class AllowCode(Group):
+    """Whether code named in a config may be loaded (commands that load but do not train)."""
 
-    TRL-based configs take ``output_dir`` and ``seed`` from ``TrainingArguments``; the others
-    use :class:`RunArgs`."""
-
-    overwrite: bool = setting(
-        False,
-        "Start over when the output directory holds an earlier run with another config "
-        "(deletes that run; never other files).",
-    )
     allow_code: bool = setting(
         False,
         "Allow 'module:attr' names of code (rewards, advantage functions, algorithm presets, "
         "encoders) that are not registered; like trust_remote_code, give it only for configs you "
         "trust (also: LEANTRAIN_ALLOW_CODE=1).",
+    )
+
+
+@dataclass
+class RunSwitches(AllowCode):
+    """How a run treats an earlier run and user code (TRL-based configs take ``output_dir`` and
+    ``seed`` from ``TrainingArguments``; the others use :class:`RunArgs`)."""
+
+    overwrite: bool = setting(
+        False,
+        "Start over when the output directory holds an earlier run with another config "
+        "(deletes that run; never other files).",
     )
 
 

@@ -50,7 +50,9 @@ class _Collect(argparse.Action):
 
 
 def _flag(name: str) -> list[str]:
-    return list(dict.fromkeys([f"--{name.replace('_', '-')}", f"--{name}"]))
+    """``--foo-bar`` and ``--foo_bar``; a one-letter name is ``-k`` too."""
+    short = [f"-{name}"] if len(name) == 1 else []
+    return list(dict.fromkeys([f"--{name.replace('_', '-')}", f"--{name}", *short]))
 
 
 def _owner(cls: type, name: str) -> type:
