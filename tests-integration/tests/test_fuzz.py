@@ -1841,7 +1841,8 @@ def _python_value(text: str) -> object:
 def test_valid_variants_give_the_same_typed_value_from_every_source(
     cls_name: str, key: str, text: str, expected: object, tmp_path: Path, sandbox: Path
 ):
-    from leantrain.core.config import config_from_dict, config_from_yaml, parse_cli
+    from leantrain.core.config import config_from_dict, config_from_yaml
+    from leantrain.core.parser import parse_cli
 
     cls = _config_class(cls_name)
     base = {"output_dir": str(tmp_path / "out")} if "output_dir" in cls.__dataclass_fields__ else {}

@@ -2,27 +2,38 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 from leantrain.core import Command, ConfigError, DataError, cli
+from leantrain.core.config import setting
+from leantrain.core.groups import Group
+
+
+@dataclass
+class XArgs(Group):
+    """The fake commands' one setting."""
+
+    x: int | None = setting(None, "A number.")
 
 
 def _fake(monkeypatch, calls):
-    def ok(argv):
-        calls.append(argv)
+    def ok(args):
+        calls.append(args.x)
         return 0
 
-    def data_error(argv):
+    def data_error(args):
         raise DataError("x/train.json", "bad", index=3, field="tactic", hint="fix it")
 
-    def config_error(argv):
+    def config_error(args):
         raise ConfigError("unknown key 'lr'", hint="did you mean 'learning_rate'?")
 
     commands = {
         c.name: c
         for c in [
-            Command("fake", "a fake command", ok),
-            Command("broken", "raises", data_error),
-            Command("badcfg", "raises", config_error),
+            Command("fake", "a fake command", ok, groups=(XArgs,)),
+            Command("broken", "raises", data_error, groups=(XArgs,)),
+            Command("badcfg", "raises", config_error, groups=(XArgs,)),
         ]
     }
     monkeypatch.setattr(cli, "discover_commands", lambda: commands)
@@ -45,7 +56,7 @@ def test_runs_command_with_rest_of_argv(monkeypatch):
     calls = []
     _fake(monkeypatch, calls)
     assert cli.main(["fake", "--x", "1"]) == 0
-    assert calls == [["--x", "1"]]
+    assert calls == [1]
 
 
 def test_unknown_command_exit_2_with_suggestion(monkeypatch, capsys):

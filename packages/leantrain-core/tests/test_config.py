@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from typing import Annotated
 
 import pytest
+from annotated_types import Ge
 from leantrain.core import (
     ConfigError,
     config_from_dict,
@@ -126,7 +129,7 @@ def test_cli_help_uses_field_metadata(capsys):
 def test_optional_list_field_collects_repeated_flags():
     from dataclasses import dataclass
 
-    from leantrain.core.config import parse_cli
+    from leantrain.core.parser import parse_cli
 
     @dataclass
     class WithOptionalList:
@@ -228,23 +231,24 @@ def test_yaml_control_characters_and_huge_files(tmp_path):
     assert "MiB" in _one_line_error(path)
 
 
-def test_check_numbers_names_the_flag():
-    from leantrain.core.config import check_numbers
+def test_ranges_name_the_flag_and_refuse_nan_and_huge_integers():
+    from leantrain.core.config import MAX_INT, StepLimit, setting, validate_fields
 
-    cfg = TrainConfig(max_steps=-5, learning_rate=float("nan"))
+    @dataclasses.dataclass
+    class Limits:
+        max_steps: StepLimit = setting(-1, "Steps.")
+        learning_rate: Annotated[float, Ge(0)] = setting(1e-4, "Rate.")
+
+        def __post_init__(self) -> None:
+            validate_fields(self)
+
+    assert Limits(max_steps=MAX_INT).max_steps == MAX_INT
     with pytest.raises(ConfigError, match=r"^--max_steps must be -1 \(no limit\) or at least 1"):
-        check_numbers(cfg, {"max_steps": "-1|>=1"})
+        Limits(max_steps=-5)
     with pytest.raises(ConfigError, match="--learning_rate must be zero or more, got nan"):
-        check_numbers(cfg, {"learning_rate": ">=0"})
-    check_numbers(TrainConfig(output_dir=None), {"output_dir": ">=1", "missing": ">0"})
-
-
-def test_check_numbers_refuses_huge_integers_in_one_line():
-    from leantrain.core.config import MAX_INT, check_numbers
-
-    check_numbers(TrainConfig(max_steps=MAX_INT), {"max_steps": "-1|>=1"})
+        Limits(learning_rate=float("nan"))
     with pytest.raises(ConfigError) as e:  # math.isfinite(10**400) raised OverflowError
-        check_numbers(TrainConfig(max_steps=10**400), {"max_steps": "-1|>=1"})
+        Limits(max_steps=10**400)
     assert str(e.value).startswith("--max_steps must be") and "401 digits" in str(e.value)
     assert "\n" not in str(e.value) and len(str(e.value)) < 200
 
@@ -260,26 +264,6 @@ def test_cli_config_file_values_are_type_checked(tmp_path, text, key):
         parse_cli(TrainConfig, ["--config", str(path)])
     path.write_text("learning_rate: 3\nrepos: [a]\n")  # an int is a float; lists stay lists
     assert parse_cli(TrainConfig, ["--config", str(path)]).learning_rate == 3
-
-
-def test_choices_in_field_metadata_are_enforced() -> None:
-    import dataclasses
-
-    from leantrain.core.config import config_from_dict, parse_cli
-    from leantrain.core.errors import ConfigError
-
-    @dataclasses.dataclass
-    class C:
-        split: str = dataclasses.field(default="random", metadata={"choices": ("random", "novel")})
-        steps: list[str] = dataclasses.field(default_factory=list, metadata={"choices": ("a", "b")})
-
-    assert config_from_dict(C, {"split": "novel", "steps": ["a", "b"]}).split == "novel"
-    with pytest.raises(ConfigError, match=r"'split' cannot be 'rand'.*random, novel"):
-        config_from_dict(C, {"split": "rand"})
-    with pytest.raises(ConfigError, match=r"'steps' cannot be 'c'"):
-        config_from_dict(C, {"steps": ["a", "c"]})
-    with pytest.raises(ConfigError, match=r"'split' cannot be 'x'"):
-        parse_cli(C, ["--split", "x"])
 
 
 # --- one type system: the same value from a dict, a YAML file and a flag ------------------------
@@ -384,7 +368,7 @@ def test_help_lists_own_options_before_engine_options(capsys):
 
 
 def test_parse_known_reads_only_the_light_class_fields(tmp_path):
-    from leantrain.core.config import parse_known
+    from leantrain.core.parser import parse_known
 
     @dataclass
     class Light:

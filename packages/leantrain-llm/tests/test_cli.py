@@ -140,7 +140,7 @@ def test_bad_settings_and_data_fail_before_the_engines_are_imported(tmp_path, ar
 def test_empty_eval_split_turns_per_repo_evaluation_off(tmp_path):
     """``--eval_split ''`` (the spelling of the issues' and earlier runs' commands) is
     ``evaluate_each_repo`` false, from flags and from Python alike; other splits keep it on."""
-    from leantrain.core.config import parse_cli
+    from leantrain.core.parser import parse_cli
     from leantrain.llm import SFTConfig
 
     cfg = parse_cli(SFTConfig, ["--eval_split", "", "--output-dir", str(tmp_path)])

@@ -6,8 +6,9 @@ import sys
 import textwrap
 
 import pytest
-from leantrain.core.config import config_from_yaml, parse_cli
+from leantrain.core.config import config_from_yaml
 from leantrain.core.errors import ConfigError
+from leantrain.core.parser import parse_cli
 from leantrain.llm.grpo_config import GRPOConfig
 from leantrain.llm.sft_config import SFTConfig
 

@@ -1,8 +1,9 @@
 import dataclasses
 
 import pytest
-from leantrain.core.config import config_fields, config_from_dict, config_from_yaml, parse_cli
+from leantrain.core.config import config_fields, config_from_dict, config_from_yaml
 from leantrain.core.errors import ConfigError
+from leantrain.core.parser import parse_cli
 from leantrain.retrieval import RetrievalConfig
 
 
@@ -51,7 +52,7 @@ def test_bad_config_is_a_config_error(bad, match):
 
 
 def test_repos_flag_repeats():
-    from leantrain.core.config import parse_cli
+    from leantrain.core.parser import parse_cli
 
     c = parse_cli(RetrievalConfig, ["--repos", "https://x/a@1", "--repos", "b@2"])
     assert c.repos == ["https://x/a@1", "b@2"]

@@ -3,7 +3,8 @@ Lightning setting, given in each spelling (flags with aliases, Python, a dict, Y
 LightningModule's hparams and optimizer, the data module and the Trainer."""
 
 from leantrain.core.cli import main
-from leantrain.core.config import config_from_dict, parse_cli
+from leantrain.core.config import config_from_dict
+from leantrain.core.parser import parse_cli
 from leantrain.retrieval import RetrievalConfig, RetrievalTrainer
 
 

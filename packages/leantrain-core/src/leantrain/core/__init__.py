@@ -12,7 +12,7 @@ from leantrain.core.atomic import (
     atomic_write_text,
 )
 from leantrain.core.command import Command
-from leantrain.core.config import config_from_dict, config_from_yaml, config_to_dict, parse_cli
+from leantrain.core.config import config_from_dict, config_from_yaml, config_to_dict
 from leantrain.core.errors import (
     CheckpointError,
     ConfigError,
@@ -30,6 +30,7 @@ from leantrain.core.lean_text import (
     strip_marks,
 )
 from leantrain.core.manifest import RunManifest, package_versions
+from leantrain.core.parser import parse_cli
 from leantrain.core.registry import (
     ADVANTAGES,
     ALGORITHMS,

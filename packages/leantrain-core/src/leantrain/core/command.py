@@ -11,14 +11,13 @@ may be ``"module:attr"`` strings: a package's ``cli.py`` then imports nothing he
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import json
 import logging
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any
 
 from leantrain.core.errors import ConfigError
 
@@ -34,8 +33,7 @@ class Command:
     called with one instance per group, and a returned dict is printed as JSON on stdout.
     ``light`` groups are read (flags they do not know ignored) and given to ``check`` before the
     heavy ``groups`` are imported: bad settings or data fail in a second. ``subcommands``: a
-    command of commands (``leantrain llm eval``). A command without groups gets its raw argv
-    (``run(argv) -> exit code``). ``trainer`` names the trainer class of a training command
+    command of commands (``leantrain llm eval``). ``trainer`` names the trainer class of a training command
     and ``metrics`` the key metrics it reports; ``logger`` is shown on stderr while it runs.
     """
 
@@ -105,8 +103,8 @@ def dispatch(cmd: Command, argv: Sequence[str], prog: str | None = None) -> int:
         if argv[0] not in subs:
             raise unknown_command(prog, argv[0], list(subs))
         return dispatch(subs[argv[0]], argv[1:], f"{prog} {argv[0]}")
-    if not cmd.groups:  # TODO(issue 32): remove once every command declares its groups
-        return int(load(cmd.run)(argv) or 0)
+    if not cmd.groups:
+        raise TypeError(f"'{prog}' declares neither groups nor subcommands")
     from leantrain.core.parser import parse
 
     if cmd.light and not {"-h", "--help"} & set(argv):
@@ -124,12 +122,4 @@ def dispatch(cmd: Command, argv: Sequence[str], prog: str | None = None) -> int:
     return int(result or 0)
 
 
-class ArgumentParser(argparse.ArgumentParser):  # TODO(issue 32): remove after packages migrate
-    """``argparse`` whose errors are one :class:`ConfigError` line; declare positional
-    fields (``setting(..., positional=True)``) on a group instead."""
-
-    def error(self, message: str) -> NoReturn:
-        raise ConfigError(f"{self.prog}: {message}", hint=f"run '{self.prog} --help'")
-
-
-__all__ = ["ArgumentParser", "Command", "dispatch", "load", "print_json", "show_logs", "usage"]
+__all__ = ["Command", "dispatch", "load", "print_json", "show_logs", "usage"]

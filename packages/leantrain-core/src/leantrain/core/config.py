@@ -108,9 +108,7 @@ def aliases_of(cls: type) -> dict[str, str]:
         engine = ENGINE_FIELDS.get(name, ((), ()))[1] if _from_engine(cls, name) else ()
         declared = f.metadata.get("aliases") or engine
         out.update({a: name for a in declared if a not in fields})
-    from leantrain.core.legacy_config import legacy_aliases  # TODO(issue 32): remove with it
-
-    return {**legacy_aliases(fields), **out}
+    return out
 
 
 def resolve(cls: type, data: Mapping[str, Any], *, source: str = "config") -> dict[str, Any]:
@@ -217,7 +215,7 @@ def _hints(cls: type) -> dict[str, Any]:
     for klass in reversed(cls.__mro__):
         if inspect.get_annotations(klass):
             hints.update(_resolve_hints(klass))
-    for name, f in config_fields(cls).items():
+    for name in config_fields(cls):
         tp = hints.get(name, Any)
         rule = ENGINE_FIELDS.get(name, (None,))[0] if _from_engine(cls, name) else None
         if rule is not None and tp is not Any and _strip(tp) == tp:
@@ -225,10 +223,6 @@ def _hints(cls: type) -> dict[str, Any]:
                 tp = Annotated[(tp, *rule)]
             else:
                 tp = Union[rule, None] if _accepts_none(tp) else rule  # noqa: UP007
-        if f.metadata.get("choices"):  # TODO(issue 32): remove once every package uses Literal
-            from leantrain.core.legacy_config import choices_type
-
-            tp = choices_type(f.metadata["choices"], tp, _accepts_none(tp))
         hints[name] = tp
     return hints
 
@@ -341,11 +335,6 @@ def _check_range(cls: type, key: str, value: Any, *, source: str) -> Any:
     choices = list(dict.fromkeys(_choices(tp)))
     if choices:
         bad = next(v for v in (value if isinstance(value, list) else [value]) if v not in choices)
-        if config_fields(cls)[key].metadata.get("choices"):  # TODO(issue 32): legacy wording
-            raise ConfigError(
-                f"{source}: '{key}' cannot be {bad!r}",
-                hint="choose one of: " + ", ".join(map(str, choices)),
-            )
         raise ConfigError(
             f"{source}: key '{key}' has the wrong type: got {type(bad).__name__} {_short_repr(bad)}",
             hint=f"choose one of: {', '.join(map(repr, choices))}",
@@ -463,15 +452,3 @@ _VOCABULARY_TOKEN = re.compile(r"^(?:eos|bos|pad|unk|sep|cls|mask)_token$", re.I
 def _is_secret(name: str) -> bool:
     """Is the config field ``name`` a secret (see above)?"""
     return bool(_SECRET_RE.search(name)) and not _VOCABULARY_TOKEN.match(name)
-
-
-def __getattr__(name: str) -> Any:  # TODO(issue 32): remove after every package migrates
-    """The pre-issue-32 helpers still imported by unmigrated packages (rule strings,
-    ``check_numbers``, ``check_choices``, ``resolve_aliases``): :mod:`.legacy_config`."""
-    from leantrain.core import legacy_config, parser
-
-    if name in ("parse_cli", "parse_known"):  # the parser's, here for old imports
-        return getattr(parser, name)
-    if name in legacy_config.__all__:
-        return getattr(legacy_config, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
