@@ -1,0 +1,138 @@
+"""``LeanArgs``: the settings of a Lean backend, one group that every command asking Lean
+composes (``leantrain prove``, the GRPO ``lean`` reward, ``leantrain verify``), and
+:func:`build_backend`, which makes the backend a name chooses from them.
+
+The choice of backend stays with each command, since what may be chosen differs: ``prove``
+also has ``replay`` (no Lean), the reward and ``verify`` only the Lean backends, ``verify``
+only those that check whole proofs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from leantrain.core.config import check_numbers
+from leantrain.core.errors import ConfigError
+from leantrain.lean.contract import Backend
+from leantrain.lean.repl import DEFAULT_REPL_COMMAND
+from leantrain.lean.soundness import DEFAULT_ALLOWED_AXIOMS
+
+LEAN_BACKENDS = ("repl", "kimina", "pantograph", "leandojo")
+"""The backends over Lean itself (the prover adds ``replay``)."""
+
+CHECK_BACKENDS = ("repl", "kimina", "pantograph")
+"""The backends that check a whole proof with an axiom report (``leantrain verify``)."""
+
+SEARCH_BACKENDS = ("repl", "pantograph", "leandojo")
+"""The backends that run tactics one at a time (proof search, tactic-level rewards)."""
+
+
+@dataclass
+class LeanArgs:
+    """How to reach Lean: the REPL command and project, the Kimina server's URL, timeouts,
+    a memory cap and the axioms a proof may use."""
+
+    repl_command: str = field(
+        default=DEFAULT_REPL_COMMAND,
+        metadata={
+            "help": "repl backend: the command that starts the Lean REPL, run in --lean-project "
+            "(e.g. 'lake env repl', or the path of a built repl binary)."
+        },
+    )
+    lean_project: str | None = field(
+        default=None,
+        metadata={
+            "help": "The Lean project (its lean-toolchain, lakefile, built dependencies) the "
+            "REPL or Pantograph runs in; an export's statements are read from its files."
+        },
+    )
+    url: str = field(
+        default="http://localhost:8000",
+        metadata={"help": "kimina backend: the Kimina Lean Server's URL."},
+    )
+    tactic_timeout: float = field(
+        default=60.0, metadata={"help": "Seconds Lean may spend on one tactic."}
+    )
+    start_timeout: float = field(
+        default=600.0,
+        metadata={
+            "help": "Seconds to set a theorem up (imports, the file up to the theorem) and to "
+            "check a whole proof."
+        },
+    )
+    memory_limit_mb: int | None = field(
+        default=None,
+        metadata={"help": "repl backend: memory cap of each Lean process, in MiB (none: no cap)."},
+    )
+    allowed_axioms: list[str] = field(
+        default_factory=lambda: list(DEFAULT_ALLOWED_AXIOMS),
+        metadata={
+            "help": "Axioms a proof may depend on (repeatable; add Lean.ofReduceBool to accept "
+            "native_decide)."
+        },
+    )
+
+    def __post_init__(self) -> None:
+        self.check_lean_args()
+
+    def check_lean_args(self) -> None:
+        """One line naming the flag for a bad value (called by the configs composing it)."""
+        check_numbers(
+            self, {"tactic_timeout": ">0", "start_timeout": ">0", "memory_limit_mb": ">=1"}
+        )
+        if not str(self.repl_command).strip():
+            raise ConfigError("--repl-command is empty", hint="e.g. --repl-command 'lake env repl'")
+
+
+def lean_args(obj: Any) -> LeanArgs:
+    """The :class:`LeanArgs` fields of a config composing them, as a :class:`LeanArgs`."""
+    from dataclasses import fields
+
+    return LeanArgs(**{f.name: getattr(obj, f.name) for f in fields(LeanArgs)})
+
+
+def build_backend(
+    name: str,
+    args: LeanArgs,
+    *,
+    choices: Sequence[str] = LEAN_BACKENDS,
+    flag: str = "--backend",
+    lean_dojo: Any = None,
+    pantograph: Any = None,
+) -> Backend:
+    """The backend ``name`` over ``args`` (its executable, package or URL checked here, so
+    this is the early check: one line before any model loads). ``choices`` are the names the
+    caller accepts, ``flag`` the option that chose it (named in the error)."""
+    if name not in choices:
+        raise ConfigError(
+            f"{flag}: unknown or unsupported backend '{name}' here",
+            hint=f"choose one of: {', '.join(choices)}",
+        )
+    if name == "repl":
+        from leantrain.lean.repl import ReplBackend
+
+        return ReplBackend(
+            args.repl_command,
+            args.lean_project,
+            tactic_timeout=args.tactic_timeout,
+            start_timeout=args.start_timeout,
+            memory_limit_mb=args.memory_limit_mb,
+        )
+    if name == "kimina":
+        from leantrain.lean.kimina import KiminaBackend
+
+        return KiminaBackend(args.url, timeout=args.start_timeout)
+    if name == "pantograph":
+        from leantrain.lean.pantograph import PantographBackend
+
+        return PantographBackend(
+            args.lean_project,
+            tactic_timeout=args.tactic_timeout,
+            start_timeout=args.start_timeout,
+            pantograph=pantograph,
+        )
+    from leantrain.lean.leandojo import LeanDojoBackend
+
+    return LeanDojoBackend(args.tactic_timeout, args.start_timeout, lean_dojo=lean_dojo)

@@ -1,0 +1,96 @@
+"""``leantrain verify PROOFS --backend repl|kimina|pantograph``: re-check a ``proofs.json``.
+
+Prints one JSON object on stdout: ``proofs`` (per proof: ``name``, ``status``, ``reason``,
+``axioms``) and ``summary`` (counts by status, ``proved_rate``); the headline on stderr.
+Exit status: 0 when every proof is ``proved``; 1 when any proof is ``rejected`` (Lean or the
+soundness rules refuse it); 3 when none is rejected but some could not be checked
+(``timeout`` / ``error``: Lean did not answer); 2 for bad input, as every ``leantrain`` command.
+
+Imported by every ``leantrain`` invocation, so nothing heavy loads at module level.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+
+from leantrain.core.command import Command
+from leantrain.core.config import parse_cli
+from leantrain.core.errors import ConfigError
+from leantrain.lean.args import CHECK_BACKENDS, LeanArgs
+
+
+@dataclass
+class VerifyConfig(LeanArgs):
+    """Settings of ``leantrain verify`` (with :class:`LeanArgs`)."""
+
+    proofs: str = field(
+        default="",
+        metadata={
+            "help": "The proofs to re-check: a prover's proofs.json, or a JSONL of "
+            "{name, formal_statement, header, proof} (also the first positional argument)."
+        },
+    )
+    backend: str = field(
+        default="repl",
+        metadata={
+            "help": "repl: the Lean REPL (--repl-command, --lean-project); kimina: a Kimina "
+            "Lean Server (--url); pantograph: PyPantograph (--lean-project).",
+            "choices": CHECK_BACKENDS,
+        },
+    )
+    header: str = field(
+        default="",
+        metadata={
+            "help": "Header (imports, open …) for records that carry none, e.g. 'import Mathlib'."
+        },
+    )
+
+
+EXIT_REJECTED = 1
+EXIT_UNCHECKED = 3
+
+
+def run(argv: list[str]) -> int:
+    """Run ``leantrain verify …`` (see the module docstring for the exit status)."""
+    argv = list(argv)
+    if argv and not argv[0].startswith("-"):
+        argv = ["--proofs", argv[0], *argv[1:]]
+    cfg = parse_cli(
+        VerifyConfig,
+        argv,
+        prog="leantrain verify",
+        description="Re-check found proofs (a proofs.json) in Lean: proved or rejected, with "
+        "the reason.",
+    )
+    if not cfg.proofs:
+        raise ConfigError("verify needs the proofs file", hint="leantrain verify p/proofs.json")
+    from leantrain.lean.args import build_backend
+    from leantrain.lean.verify import load_proofs, proof_item, summarize, verify
+
+    records = load_proofs(cfg.proofs)
+    for i, r in enumerate(records):  # every record read before Lean is asked anything
+        proof_item(r, header=cfg.header, path=cfg.proofs, index=i)
+    backend = build_backend(cfg.backend, cfg, choices=CHECK_BACKENDS)
+    try:
+        rows = verify(records, backend, header=cfg.header, allowed_axioms=cfg.allowed_axioms)
+    finally:
+        backend.close()
+    summary = summarize(rows)
+    print(json.dumps({"proofs": rows, "summary": summary}, ensure_ascii=False, indent=2))
+    print(
+        f"verified with {cfg.backend}: {summary['proved']}/{summary['total']} proved, "
+        f"{summary['rejected']} rejected, {summary['timeout'] + summary['error']} not checked",
+        file=sys.stderr,
+    )
+    if summary["rejected"]:
+        return EXIT_REJECTED
+    if summary["timeout"] or summary["error"]:
+        return EXIT_UNCHECKED
+    return 0
+
+
+def register() -> list[Command]:
+    """The ``verify`` command of the ``leantrain`` CLI."""
+    return [Command("verify", "re-check found proofs (proofs.json) in Lean", run)]
