@@ -44,7 +44,10 @@ from leantrain.lean.contract import (
     State,
 )
 
-INSTALL_HINT = "install it with: pip install 'leantrain-lean[leandojo]'  (or: uv add 'leantrain-lean[leandojo]')"
+INSTALL_HINT = (
+    "install it with: pip install 'leantrain-lean[leandojo]' (for the prover: pip install "
+    "'leantrain-prover[leandojo]'; or: uv add 'leantrain-lean[leandojo]')"
+)
 TRACE_COMMAND = "leantrain export trace {url} {commit} --out DIR"
 """The command that traces a repository with LeanDojo (leantrain-export)."""
 

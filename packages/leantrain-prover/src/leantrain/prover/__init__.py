@@ -30,7 +30,7 @@ _EXPORTS = {
     "SessionCrashed": "leantrain.prover.backend",
     "State": "leantrain.prover.backend",
     "HFGenerator": "leantrain.prover.generator",
-    "LeanDojoBackend": "leantrain.prover.leandojo",
+    "LeanDojoBackend": "leantrain.lean.leandojo",
     "PremiseAugmentedGenerator": "leantrain.prover.premise_prompts",
     "PremiseSettings": "leantrain.prover.premise_prompts",
     "Prover": "leantrain.prover.prover",
