@@ -76,6 +76,9 @@ class LeanArgs:
 
     def __post_init__(self) -> None:
         self.check_lean_args()
+        parent = getattr(super(), "__post_init__", None)
+        if parent is not None:  # composed with an engine's config (TRL's): its checks run too
+            parent()
 
     def check_lean_args(self) -> None:
         """One line naming the flag for a bad value (called by the configs composing it)."""

@@ -9,14 +9,33 @@ from typing import Any
 
 import trl
 from leantrain.core.errors import ConfigError
+from leantrain.lean.args import LEAN_BACKENDS, LeanArgs
 from leantrain.llm.common_config import LeanTrainArguments, world_size
 
 
 @dataclass
-class GRPOConfig(LeanTrainArguments, trl.GRPOConfig):
+class GRPOConfig(LeanTrainArguments, LeanArgs, trl.GRPOConfig):
     """Every ``trl.GRPOConfig`` option, plus leantrain's fields, ``reward_funcs``, ``algorithm``
-    and ``advantage_fn``. Batch settings are checked up front (TRL needs
-    ``batch × processes × steps_per_generation`` divisible by ``num_generations``)."""
+    and ``advantage_fn``, and how the ``lean`` reward reaches Lean (``lean_backend``,
+    ``lean_level`` and leantrain-lean's :class:`LeanArgs`). Batch settings are checked up front
+    (TRL needs ``batch × processes × steps_per_generation`` divisible by ``num_generations``)."""
+
+    lean_backend: str = field(
+        default="repl",
+        metadata={
+            "help": "The lean reward's backend: repl (the Lean REPL: --repl-command, "
+            "--lean-project), pantograph, leandojo, or kimina (--url; whole proofs only).",
+            "choices": LEAN_BACKENDS,
+        },
+    )
+    lean_level: str = field(
+        default="tactic",
+        metadata={
+            "help": "What the lean reward judges: tactic (it runs after the proof prefix and "
+            "changes the state, or finishes a re-checked proof) or proof (a whole proof).",
+            "choices": ("tactic", "proof"),
+        },
+    )
 
     output_dir: str | None = field(
         default="runs/grpo",
@@ -70,6 +89,7 @@ class GRPOConfig(LeanTrainArguments, trl.GRPOConfig):
 
     def __post_init__(self) -> None:
         self._check_common()
+        self.check_lean_args()
         if not self.reward_funcs:
             raise ConfigError(
                 "GRPO needs at least one reward function",
