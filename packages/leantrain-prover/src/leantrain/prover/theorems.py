@@ -3,7 +3,7 @@ identified for resumption.
 
 A benchmark file (``--data minif2f.jsonl``: DeepSeek-Prover's miniF2F / ProofNet rows,
 NuminaMath-LEAN rows; :func:`leantrain.lean.load_theorems`) gives theorem records too: ``url``
-is the file, ``full_name`` the row's name, ``theorem_statement`` the declaration, and the
+is the file name, ``full_name`` the row's name, ``theorem_statement`` the declaration, and the
 row's ``header`` (and ``source``, ``file:line``) travel as extra fields, which the Lean
 backends read (:func:`leantrain.prover.backend.lean_theorem_of`)."""
 
@@ -80,7 +80,7 @@ def benchmark_theorems(path: str | Path, split: str) -> list[Theorem]:
         out.append(
             Theorem.model_validate(
                 {
-                    "url": str(path.resolve()),
+                    "url": path.name,  # stable when the run resumes from elsewhere
                     "commit": "",
                     "file_path": path.name,
                     "full_name": t.name,
