@@ -144,3 +144,25 @@ def test_verify_command_refuses_bad_input_in_one_line(tmp_path):
     )
     with pytest.raises(MissingDependencyError, match="no-such-repl"):
         verify_cli([good, "--repl-command", "no-such-repl"])
+
+
+def test_verify_reads_an_export_theorem_from_the_lean_project(tmp_path, capsys):
+    """A prover proofs.json of an export's theorem has no header: with --lean-project the
+    statement and header are read from the project's file, as the prover read them."""
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "F.lean").write_text(MATHLIB_HEADER + "\n\n" + (
+        "theorem mathd_numbertheory_188 : Nat.gcd 180 168 = 12 := by\n  decide\n"
+    ))  # fmt: skip
+    line = MATHLIB_HEADER.count("\n") + 3
+    record = {
+        "url": "u", "commit": "c", "file_path": "F.lean",
+        "full_name": "mathd_numbertheory_188", "start": [line, 1], "end": [line + 1, 9],
+        "theorem_statement": "theorem mathd_numbertheory_188 : Nat.gcd 180 168 = 12 :=",
+        "traced_tactics": [{"tactic": "norm_num", "annotated_tactic": ["norm_num", []],
+                            "state_before": "", "state_after": "no goals"}],
+    }  # fmt: skip
+    proofs = _write(tmp_path / "proofs.json", [record])
+    cmd = shlex.join([sys.executable, str(FAKE), "--use", "mathlib_H20231020"])
+    argv = [proofs, "--repl-command", cmd, "--lean-project", str(tmp_path / "proj")]
+    assert verify_cli(argv) == 0
+    assert json.loads(capsys.readouterr().out)["proofs"][0]["status"] == "proved"

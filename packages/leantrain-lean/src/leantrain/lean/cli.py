@@ -67,14 +67,23 @@ def run(argv: list[str]) -> int:
     if not cfg.proofs:
         raise ConfigError("verify needs the proofs file", hint="leantrain verify p/proofs.json")
     from leantrain.lean.args import build_backend
+    from leantrain.lean.theorems import ProjectSources
     from leantrain.lean.verify import load_proofs, proof_item, summarize, verify
 
+    # an export's theorem (no header in its record) is read from --lean-project, as prove did
+    sources = ProjectSources(cfg.lean_project) if cfg.lean_project else None
     records = load_proofs(cfg.proofs)
     for i, r in enumerate(records):  # every record read before Lean is asked anything
-        proof_item(r, header=cfg.header, path=cfg.proofs, index=i)
+        proof_item(r, header=cfg.header, path=cfg.proofs, index=i, sources=sources)
     backend = build_backend(cfg.backend, cfg, choices=CHECK_BACKENDS)
     try:
-        rows = verify(records, backend, header=cfg.header, allowed_axioms=cfg.allowed_axioms)
+        rows = verify(
+            records,
+            backend,
+            header=cfg.header,
+            allowed_axioms=cfg.allowed_axioms,
+            sources=sources,
+        )
     finally:
         backend.close()
     summary = summarize(rows)

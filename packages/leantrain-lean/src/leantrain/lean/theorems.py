@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from leantrain.core.errors import DataError
 from leantrain.lean.contract import LeanTheorem
@@ -148,7 +149,7 @@ class ProjectSources:
         self.root = Path(lean_project)
         self._files: dict[str, str] = {}
 
-    def theorem(self, record: object) -> LeanTheorem:
+    def theorem(self, record: Any) -> LeanTheorem:
         """The :class:`LeanTheorem` of ``record``; ``ValueError`` naming the file otherwise."""
         file_path = str(record.file_path)
         name = str(record.full_name)

@@ -63,17 +63,13 @@ def make_backend(config: ProverConfig, *, lean_dojo: Any = None, pantograph: Any
             hint="search with --backend repl or pantograph; re-check the found proofs with "
             "'leantrain verify OUTPUT_DIR/proofs.json --backend kimina --url …'",
         )
+    if config.backend == "leandojo":  # LeanDojo opens the theorem records themselves
+        from leantrain.lean import LeanDojoBackend
+
+        return LeanDojoBackend(config.tactic_timeout, config.start_timeout, lean_dojo=lean_dojo)
     from leantrain.lean import SEARCH_BACKENDS, build_backend
 
-    inner = build_backend(
-        config.backend,
-        config,
-        choices=SEARCH_BACKENDS,
-        lean_dojo=lean_dojo,
-        pantograph=pantograph,
-    )
-    if config.backend == "leandojo":
-        return inner  # LeanDojo opens the theorem records themselves
+    inner = build_backend(config.backend, config, choices=SEARCH_BACKENDS, pantograph=pantograph)
     from leantrain.prover.backend import LeanContractBackend
 
     return LeanContractBackend(inner, config.lean_project)
