@@ -131,7 +131,7 @@ def test_verify_command_exits_3_when_lean_does_not_answer(tmp_path, capsys):
 
 
 def test_verify_command_refuses_bad_input_in_one_line(tmp_path):
-    with pytest.raises(ConfigError, match="needs the proofs file"):
+    with pytest.raises(ConfigError, match="missing required PROOFS"):
         verify_cli(["--backend", "repl"])
     with pytest.raises(ConfigError, match="leandojo"):
         verify_cli([str(tmp_path / "p.json"), "--backend", "leandojo"])

@@ -114,7 +114,10 @@ def test_run_dict_entry_point(sft_rows, lean4_example, tmp_path):
         (["sft", "--data", "empty.json"], "empty.json: the file is empty"),
         (["grpo", "--data", "binary.json"], "binary.json: the file is binary"),
         (["sft", "--data", "empty.json", "--eval-k", "0"], "--eval_k must be at least 1"),
-        (["sft", "--lr", "1e-5", "--split-strategy", "x"], "'split_strategy' cannot be 'x'"),
+        (
+            ["sft", "--lr", "1e-5", "--split-strategy", "x"],
+            "key 'split_strategy' has the wrong type: got str 'x'",
+        ),
         (["llm", "eval", "--data", "empty.json"], "empty.json: the file is empty"),
     ],
 )

@@ -108,6 +108,10 @@ def test_tool_trains_lora_evaluates_and_the_adapter_merges(tmp_path, capsys):
     assert main(["llm", "merge-lora", str(tmp_path / "run"), str(merged_dir)]) == 0
     assert (merged_dir / "config.json").is_file()
     assert not (merged_dir / "adapter_config.json").exists()
+    from leantrain.tactics.model_prompt import read_prompt
+
+    assert read_prompt(adapter) is not None  # the adapter carries its prompt, and the merge too
+    assert read_prompt(merged_dir) == read_prompt(adapter)
 
     ids = torch.tensor([[5, 17, 30, 41, 9]])
     adapted, _ = load_model_and_tokenizer(adapter, trainable_adapter=False)

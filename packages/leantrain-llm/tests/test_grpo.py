@@ -90,3 +90,20 @@ def test_reward_names_from_config_and_weights(tmp_path):
         reward_funcs=["format", {"name": "no_sorry", "weight": 0.5}],
     )
     assert t.config.reward_weights == [1.0, 0.5]
+
+
+def test_grpo_from_a_saved_model_takes_its_prompt(tmp_path):
+    """GRPO from an SFT checkpoint: its prompt.json's system prompt and first-line rule build
+    the GRPO rows (no other file of the SFT run is read), and are what GRPO's model saves."""
+    from leantrain.core.sample import sample_data_dir
+    from leantrain.llm.tiny_model import save_tiny_model
+    from leantrain.tactics.model_prompt import ModelPrompt, read_prompt, write_prompt
+
+    sft = save_tiny_model(tmp_path / "sft-ckpt")
+    write_prompt(sft, ModelPrompt(system_prompt="Be brief.", first_line_only=True))
+    trainer = _grpo(tmp_path, model_name=str(sft), train_split="test")
+    rows = trainer._dataset(sample_data_dir() / "nat-basics")
+    assert rows and all(r["prompt"][0] == {"role": "system", "content": "Be brief."} for r in rows)
+    assert all("\n" not in r["reference"] for r in rows)
+    trainer.save(tmp_path / "saved")
+    assert read_prompt(tmp_path / "saved") == read_prompt(sft)

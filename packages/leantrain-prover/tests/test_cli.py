@@ -66,9 +66,12 @@ def test_a_memorising_generator_proves_its_proofs_and_an_untrained_one_does_not(
     rows = [json.loads(x) for x in (tmp_path / "a.jsonl").read_text().splitlines()]
     assert [r["proved"] for r in rows] == [True] * 3
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "a" / "results.jsonl").read_bytes()
-    from leantrain.prover.generator import recorded_system_prompt
+    from leantrain.llm.model_loading import resolve_model_path
+    from leantrain.tactics import DEFAULT_SYSTEM_PROMPT
+    from leantrain.tactics.model_prompt import read_prompt
 
-    assert recorded_system_prompt(memorised) == (True, None)  # trained with the default prompt
+    # trained with the default prompt, which its checkpoint's prompt.json records
+    assert read_prompt(resolve_model_path(memorised)).system_prompt == DEFAULT_SYSTEM_PROMPT
     summary = json.loads(out)
     assert summary["metric"] == "replay proof rate"
     assert (summary["proved"], summary["attempted"]) == (3, 3)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
 import torch
-from leantrain.prover.generator import HFGenerator, recorded_system_prompt
+from leantrain.prover.generator import HFGenerator
 from leantrain.tactics import DEFAULT_SYSTEM_PROMPT, build_messages
 
 STATE = "n : ℕ\n⊢ n + 0 = n"
@@ -227,58 +226,20 @@ def test_sampling_returns_scored_candidates():
     assert cands and all(lp < 0 for _, lp in cands)
 
 
-def _run(path, configs):
-    from leantrain.core.manifest import RunManifest
-    from leantrain.core.output_dir import write_marker
+def test_the_system_prompt_comes_from_the_models_prompt_json(tmp_path):
+    """The saved model's prompt.json gives the system prompt ("" too: no system message);
+    a model without one gets leantrain's default; one given explicitly wins (the prover
+    checks it against prompt.json before it gets here)."""
+    from leantrain.llm.tiny_model import save_tiny_model
+    from leantrain.tactics.model_prompt import ModelPrompt, write_prompt
 
-    path.mkdir(parents=True)
-    write_marker(path, "run")
-    trainers = [k for k in configs if k != "pipeline"]
-    RunManifest.create(path, kind="lifelong", trainers=trainers, config=configs)
-    for t in trainers:
-        (path / t / "000-x").mkdir(parents=True)
-    return path
-
-
-def test_the_system_prompt_comes_from_the_run_manifest(tmp_path):
-    run = _run(tmp_path / "run", {"sft": {"system_prompt": "Be brief."}})
-    assert recorded_system_prompt(run) == (True, "Be brief.")
-    assert recorded_system_prompt(run / "sft" / "000-x") == (True, "Be brief.")
-    assert recorded_system_prompt(tmp_path / "elsewhere") == (False, None)
-    assert recorded_system_prompt("tiny") == (False, None)
-
-
-def test_the_system_prompt_is_the_checkpoints_own_trainers(tmp_path):
-    """A pipeline with sft and grpo: an SFT checkpoint is asked with SFT's prompt, not GRPO's."""
-    run = _run(
-        tmp_path / "p",
-        {"pipeline": {}, "sft": {"system_prompt": "Be brief."}, "grpo": {"system_prompt": None}},
-    )
-    assert recorded_system_prompt(run / "sft" / "000-x") == (True, "Be brief.")
-    assert recorded_system_prompt(run / "grpo" / "000-x") == (True, None)
-
-
-def test_a_models_own_manifest_json_is_not_a_run(tmp_path):
-    """A checkpoint holding a manifest.json of its own: the run above it still answers; a
-    manifest.json without the run marker is no run."""
-    run = _run(tmp_path / "run", {"sft": {"system_prompt": "Be brief."}})
-    ckpt = run / "sft" / "000-x"
-    (ckpt / "manifest.json").write_text(json.dumps({"model_type": "llama"}))
-    assert recorded_system_prompt(ckpt) == (True, "Be brief.")
-    plain = tmp_path / "model"
-    plain.mkdir()
-    (plain / "manifest.json").write_text(json.dumps({"config": {"sft": {"system_prompt": "x"}}}))
-    assert recorded_system_prompt(plain) == (False, None)
-
-
-def test_an_unreadable_run_manifest_is_an_error_not_the_default_prompt(tmp_path):
-    from leantrain.core.errors import CheckpointError
-
-    run = _run(tmp_path / "run", {"sft": {"system_prompt": "Be brief."}})
-    manifest = json.loads((run / "manifest.json").read_text())
-    (run / "manifest.json").write_text(json.dumps({**manifest, "format_version": 99}))
-    with pytest.raises(CheckpointError, match="format_version 99"):
-        recorded_system_prompt(run / "sft" / "000-x")
+    path = save_tiny_model(tmp_path / "m")
+    load = {"device": "cpu"}
+    assert HFGenerator.from_pretrained(path, **load).system_prompt == DEFAULT_SYSTEM_PROMPT
+    for recorded in ("Be brief.", ""):
+        write_prompt(path, ModelPrompt(system_prompt=recorded))
+        assert HFGenerator.from_pretrained(path, **load).system_prompt == recorded
+    assert HFGenerator.from_pretrained(path, system_prompt="Hi.", **load).system_prompt == "Hi."
 
 
 def test_generation_stops_at_the_deadline(tiny):

@@ -54,15 +54,18 @@ def prompts(monkeypatch):
     return seen
 
 
-def _run(path, section):
-    """A generator run directory whose manifest records ``section`` as its SFT config."""
-    from leantrain.core.manifest import RunManifest
-    from leantrain.core.output_dir import write_marker
+def _model(path, retriever=None, **fields):
+    """A generator directory (its config.json is never loaded here) whose prompt.json records
+    ``fields`` and ``retriever``'s checkpoint, as a leantrain trainer saves one."""
+    from leantrain.tactics.model_prompt import ModelPrompt, write_prompt
+    from leantrain.tactics.premises import retriever_checkpoint
 
     path.mkdir(parents=True)
-    write_marker(path, "run")
-    RunManifest.create(path, kind="lifelong", trainers=["sft"], config={"sft": section})
-    (path / "sft" / "000-x").mkdir(parents=True)
+    (path / "config.json").write_text("{}")
+    if retriever is not None:
+        ckpt = retriever_checkpoint(retriever)
+        fields.update(retriever=ckpt.path, retriever_sha256=ckpt.sha256)
+    write_prompt(path, ModelPrompt(**fields))
     return path
 
 
@@ -164,7 +167,7 @@ def _one_line_error(err: str) -> str:
 
 
 def test_bad_retriever_is_one_line_before_any_model_loads(nat_basics, tmp_path, capsys):
-    not_a_retriever = _run(tmp_path / "sft-run", {"system_prompt": None})
+    not_a_retriever = _model(tmp_path / "sft-model")
     for retriever, message in [
         (tmp_path / "missing", "no such directory"),
         (not_a_retriever, "not a premise retriever"),
@@ -183,26 +186,30 @@ def test_bad_retriever_is_one_line_before_any_model_loads(nat_basics, tmp_path, 
         assert not (tmp_path / "o").exists()
 
 
-def test_the_training_retriever_comes_from_the_run_and_a_mismatch_is_one_line(
+def test_the_training_retriever_comes_from_prompt_json_and_a_mismatch_is_one_line(
     nat_basics, retriever, tmp_path
 ):
-    rag = {"retriever": str(retriever), "num_premises": 3, "max_premise_chars": 400}
-    run = _run(tmp_path / "gen", {"system_prompt": None, **rag})
-    ckpt = str(run / "sft" / "000-x")
+    import shutil
+
+    rag = {"num_premises": 3, "max_premise_chars": 400}
+    ckpt = str(_model(tmp_path / "gen", retriever, **rag))
     gen = PremiseGenerator()
     prover = Prover(generator=ckpt, tactic_generator=gen, data=str(nat_basics), **SEARCH)
     assert (prover.premise_settings.retriever, prover.premise_settings.num_premises) == (
-        str(retriever),
+        str(retriever.resolve()),
         3,
     )
     prover.evaluate()
     assert gen.premises and all(p and all(len(x) <= 3 for x in p) for p in gen.premises)
 
+    other = shutil.copytree(retriever, tmp_path / "other")  # other content: another retriever
+    (other / "retriever.json").write_text((other / "retriever.json").read_text() + " ")
     for given, named in [
-        ({"retriever": ""}, "retriever None (trained with"),
+        ({"retriever": ""}, "retriever None"),
         ({"num_premises": 5}, "num_premises 5 (trained with 3)"),
         ({"max_premise_chars": 9}, "max_premise_chars 9 (trained with 400)"),
-        ({"retriever": str(tmp_path)}, "retriever"),
+        ({"retriever": str(other)}, f"retriever {other.resolve()}"),
+        ({"system_prompt": "Be long."}, "system_prompt 'Be long.'"),
     ]:
         with pytest.raises(ConfigError) as e:
             Prover(generator=ckpt, tactic_generator=gen, data=str(nat_basics), **given)
@@ -217,30 +224,16 @@ def test_the_training_retriever_comes_from_the_run_and_a_mismatch_is_one_line(
         prompt_override=True,
     )
     assert prover.premise_source is None
-    # a run trained without a retriever is not asked with one
-    plain = _run(tmp_path / "plain", {"system_prompt": None})
-    with pytest.raises(ConfigError, match=r"retriever '.*' \(trained with None\)"):
-        Prover(generator=str(plain), tactic_generator=gen, data=str(nat_basics), **rag)
-
-
-def test_a_relative_training_retriever_is_found_from_another_directory(
-    nat_basics, retriever, tmp_path, monkeypatch
-):
-    """The run recorded the retriever relative to where it trained (the directory above
-    runs/); proving from elsewhere still finds it, and the same retriever given by its
-    absolute path is no mismatch."""
-    import shutil
-
-    project = tmp_path / "project"
-    shutil.copytree(retriever, project / "runs" / "ret")
-    run = _run(project / "runs" / "gen", {"system_prompt": None, "retriever": "runs/ret"})
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)
-    gen = PremiseGenerator()
-    for given in ({}, {"retriever": str(project / "runs" / "ret")}):
-        prover = Prover(generator=str(run), tactic_generator=gen, data=str(nat_basics), **given)
-        assert prover.premise_settings.retriever == str(project / "runs" / "ret")
+    # a model trained without a retriever is not asked with one
+    plain = _model(tmp_path / "plain")
+    with pytest.raises(ConfigError, match=r"retriever .* \(trained with None"):
+        Prover(
+            generator=str(plain),
+            tactic_generator=gen,
+            data=str(nat_basics),
+            retriever=str(retriever),
+            **rag,
+        )
 
 
 def test_a_generator_without_premises_is_refused_with_a_retriever(nat_basics, retriever):
@@ -256,8 +249,8 @@ def test_a_generator_without_premises_is_refused_with_a_retriever(nat_basics, re
 def test_a_generator_trained_with_a_retriever_proves_with_it_end_to_end(
     nat_basics, retriever, tmp_path, capsys
 ):
-    """`leantrain sft --retriever` records the retriever; `leantrain prove` reads it from the
-    run and asks with the same premises, under the replay backend."""
+    """`leantrain sft --retriever` records the retriever checkpoint in the model's prompt.json;
+    `leantrain prove` reads it and asks with the same premises, under the replay backend."""
     import torch
     from leantrain.core.manifest import RunManifest
     from leantrain.llm import SFTTrainer
@@ -293,13 +286,16 @@ def test_a_generator_trained_with_a_retriever_proves_with_it_end_to_end(
     assert summary["metric"] == "replay proof rate" and summary["attempted"] == 3
     rows = [json.loads(x) for x in (tmp_path / "proofs" / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 3 and all(r["expansions"] >= 1 for r in rows)
-    # the run pinned the checkpoint it trained with; the results say which one they used
-    pin = json.loads((run / "retriever_pin.json").read_text())
-    assert pin["checkpoint"] == str(retriever.resolve())
+    # the model records the checkpoint it trained with; the results say which one they used
+    from leantrain.llm.model_loading import resolve_model_path
+    from leantrain.tactics.model_prompt import read_prompt
+
+    prompt = read_prompt(resolve_model_path(run))
+    assert prompt.retriever == str(retriever.resolve())
     saved = json.loads((tmp_path / "proofs" / "prover_config.json").read_text())
     assert (saved["retriever_checkpoint"], saved["retriever_sha256"]) == (
-        pin["checkpoint"],
-        pin["sha256"],
+        prompt.retriever,
+        prompt.retriever_sha256,
     )
     assert (saved["num_premises"], saved["max_premise_chars"]) == (3, 400)
     # another retriever than the training one: refused in one line
@@ -309,4 +305,4 @@ def test_a_generator_trained_with_a_retriever_proves_with_it_end_to_end(
             "--output-dir", str(tmp_path / "p2"), "--retriever", str(tmp_path),
         ]
     )  # fmt: skip
-    assert code != 0 and "trained with" in _one_line_error(capsys.readouterr().err)
+    assert code != 0 and "not a premise retriever" in _one_line_error(capsys.readouterr().err)

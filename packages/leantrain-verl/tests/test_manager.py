@@ -65,7 +65,11 @@ def _fake_verl(tiny_dir, calls):
 
 
 def test_train_step_save_load_evaluate(small, tmp_path, export_dir, tiny_dir):
-    small["leantrain"] = {"model_name": str(tiny_dir), "max_eval_samples": 2}
+    from leantrain.tactics.model_prompt import ModelPrompt, read_prompt, write_prompt
+
+    start = shutil.copytree(tiny_dir, tmp_path / "start")  # an SFT model with its prompt
+    write_prompt(start, ModelPrompt(system_prompt="Be brief."))
+    small["leantrain"] = {"model_name": str(start), "max_eval_samples": 2}
     calls: list = []
     manager = VERLTrainingManager(small, "grpo", launcher=_fake_verl(tiny_dir, calls))
     result = manager.train(data_path=export_dir, output_dir=tmp_path / "run")
@@ -77,6 +81,8 @@ def test_train_step_save_load_evaluate(small, tmp_path, export_dir, tiny_dir):
     manager.save(tmp_path / "saved")  # the trained model, after the engine removed its work dir
     assert (tmp_path / "saved/config.json").is_file()
     assert json.loads((model_dir / "leantrain_model.json").read_text())["trainer"] == "verl"
+    # trained (and saved) with the start model's prompt: its prompt.json says so
+    assert read_prompt(model_dir) == read_prompt(tmp_path / "saved") == read_prompt(start)
     other = VERLTrainingManager(small, "grpo")
     other.load(model_dir)
     assert set(other.evaluate(export_dir, "test")) >= {"eval_loss", "top1_accuracy"}

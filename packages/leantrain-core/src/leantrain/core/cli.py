@@ -15,10 +15,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from importlib.metadata import entry_points
 from types import FrameType
 
-from leantrain.core.command import Command
+from leantrain.core.command import Command, dispatch, usage
 from leantrain.core.errors import LeanTrainError
 
 COMMAND_GROUP = "leantrain.commands"
@@ -40,7 +41,7 @@ def discover_commands() -> dict[str, Command]:
             continue
         dist = ep.dist.metadata["Name"] if ep.dist is not None else ""
         for cmd in provided if isinstance(provided, (list, tuple)) else [provided]:
-            commands[cmd.name] = Command(cmd.name, cmd.help, cmd.run, cmd.package or dist)
+            commands[cmd.name] = replace(cmd, package=cmd.package or dist)
     return dict(sorted(commands.items()))
 
 
@@ -58,19 +59,14 @@ def installed_packages() -> dict[str, str]:
 
 
 def _usage(commands: dict[str, Command]) -> str:
-    lines = [
-        "usage: leantrain [--version] COMMAND [ARGS…]",
-        "",
-        "Train the models of a Lean 4 prover, lifelong.",
-        "",
-        "commands:",
-    ]
-    width = max((len(n) for n in commands), default=8)
-    lines += [f"  {c.name:<{width}}  {c.help}" for c in commands.values()]
-    if not commands:
-        lines.append("  (none: install a leantrain package such as leantrain-export)")
-    lines += ["", "Run 'leantrain COMMAND --help' for a command's options."]
-    return "\n".join(lines)
+    text = usage(
+        "leantrain", list(commands.values()), "Train the models of a Lean 4 prover, lifelong."
+    )
+    if commands:
+        return text
+    return text.replace(
+        "commands:", "commands:\n  (none: install a leantrain package such as leantrain-export)"
+    )
 
 
 class Terminated(BaseException):
@@ -302,7 +298,7 @@ def _main(argv: Sequence[str] | None) -> int:
         )
         print(f"error: unknown command '{name}'{hint}", file=sys.stderr)
         return 2
-    return run_guarded(lambda: commands[name].run(rest))
+    return run_guarded(lambda: dispatch(commands[name], rest))
 
 
 if __name__ == "__main__":  # pragma: no cover

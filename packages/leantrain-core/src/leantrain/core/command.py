@@ -1,32 +1,135 @@
-"""The ``leantrain`` subcommand type that packages publish under the ``leantrain.commands``
-entry point, and the argument parser of subcommands that take positional arguments (kept apart
-from :mod:`leantrain.core.cli`, so that importing ``leantrain.core`` does not import the CLI
-module that ``python -m leantrain.core.cli`` runs)."""
+"""The one command registry: a ``leantrain`` command (or subcommand) is declared once as a
+:class:`Command` — name, help, its config groups, a run function, optional trainer and key
+metrics — and published by a package's ``leantrain.commands`` entry point. Core owns the rest:
+dispatch to subcommands, usage, did-you-mean, the generated parser, the light-groups-first
+check, logging setup, JSON printing and exit codes (:func:`dispatch`).
+
+Kept apart from :mod:`leantrain.core.cli`, so that importing ``leantrain.core`` does not import
+the module that ``python -m leantrain.core.cli`` runs. Names of groups, checks and run functions
+may be ``"module:attr"`` strings: a package's ``cli.py`` then imports nothing heavy.
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import difflib
+import json
+import logging
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from leantrain.core.errors import ConfigError
+
+Ref = Any
+"""A class or function, or its ``"module:attr"`` name (imported when the command runs)."""
 
 
 @dataclass(frozen=True)
 class Command:
-    """A ``leantrain NAME …`` subcommand: ``run`` gets the remaining argv, returns an exit code."""
+    """A ``leantrain NAME …`` command.
+
+    ``groups``: the config classes its argv fills (``parse(groups, argv)``); ``run`` is then
+    called with one instance per group, and a returned dict is printed as JSON on stdout.
+    ``light`` groups are read (flags they do not know ignored) and given to ``check`` before the
+    heavy ``groups`` are imported: bad settings or data fail in a second. ``subcommands``: a
+    command of commands (``leantrain llm eval``). A command without groups gets its raw argv
+    (``run(argv) -> exit code``). ``trainer`` names the trainer class of a training command
+    and ``metrics`` the key metrics it reports; ``logger`` is shown on stderr while it runs.
+    """
 
     name: str
     help: str
-    run: Callable[[list[str]], int | None]
+    run: Ref = None
     package: str = ""
+    groups: tuple[Ref, ...] = ()
+    light: tuple[Ref, ...] = ()
+    check: Ref = None
+    subcommands: tuple[Command, ...] = ()
+    description: str = ""
+    trainer: str = ""
+    metrics: tuple[str, ...] = ()
+    logger: str = "leantrain"
 
 
-class ArgumentParser(argparse.ArgumentParser):
-    """``argparse`` whose errors are one :class:`ConfigError` line (exit 2) naming the command
-    and its ``--help``, not usage + message. For commands with positional arguments; a config
-    dataclass is read by :func:`leantrain.core.config.parse_cli` instead."""
+def load(ref: Ref) -> Any:
+    """The object ``ref`` names (``"module:attr"``), or ``ref`` itself."""
+    if not isinstance(ref, str):
+        return ref
+    import importlib
+
+    module, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def show_logs(name: str = "leantrain", level: int = logging.INFO) -> None:
+    """Log lines of logger ``name`` as plain messages on stderr (stdout stays the result)."""
+    logger = logging.getLogger(name)
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(level)
+
+
+def print_json(result: Any) -> None:
+    """A command's result as indented JSON on stdout."""
+    print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+
+
+def usage(prog: str, commands: Sequence[Command], about: str = "") -> str:
+    """The usage text of a command of ``commands``."""
+    width = max((len(c.name) for c in commands), default=8)
+    lines = [f"usage: {prog} COMMAND [ARGS…]", *([f"\n{about}"] if about else []), "", "commands:"]
+    lines += [f"  {c.name:<{width}}  {c.help}" for c in commands]
+    return "\n".join([*lines, "", f"Run '{prog} COMMAND --help' for a command's options."])
+
+
+def unknown_command(prog: str, name: str, valid: Sequence[str]) -> ConfigError:
+    """The one-line error of an unknown (sub)command, with the closest valid name."""
+    close = difflib.get_close_matches(name, list(valid), n=1)
+    hint = f"did you mean '{close[0]}'?" if close else f"run '{prog} --help' for the list"
+    return ConfigError(f"unknown command '{name}' of {prog}", hint=hint)
+
+
+def dispatch(cmd: Command, argv: Sequence[str], prog: str | None = None) -> int:
+    """Run ``cmd`` on ``argv`` (see :class:`Command`); returns the exit code."""
+    prog = prog or f"leantrain {cmd.name}"
+    argv = list(argv)
+    if cmd.subcommands:
+        subs = {s.name: s for s in cmd.subcommands}
+        if not argv or argv[0] in ("-h", "--help", "help"):
+            print(usage(prog, cmd.subcommands, cmd.description))
+            return 0
+        if argv[0] not in subs:
+            raise unknown_command(prog, argv[0], list(subs))
+        return dispatch(subs[argv[0]], argv[1:], f"{prog} {argv[0]}")
+    if not cmd.groups:  # TODO(issue 32): remove once every command declares its groups
+        return int(load(cmd.run)(argv) or 0)
+    from leantrain.core.parser import parse
+
+    if cmd.light and not {"-h", "--help"} & set(argv):
+        light = parse(tuple(map(load, cmd.light)), argv, prog=prog, known_only=True)
+        if cmd.check is not None:
+            load(cmd.check)(*light)
+    configs = parse(
+        tuple(map(load, cmd.groups)), argv, prog=prog, description=cmd.description or cmd.help
+    )
+    show_logs(cmd.logger)
+    result = load(cmd.run)(*configs)
+    if isinstance(result, dict):
+        print_json(result)
+        return 0
+    return int(result or 0)
+
+
+class ArgumentParser(argparse.ArgumentParser):  # TODO(issue 32): remove after packages migrate
+    """``argparse`` whose errors are one :class:`ConfigError` line; declare positional
+    fields (``setting(..., positional=True)``) on a group instead."""
 
     def error(self, message: str) -> NoReturn:
         raise ConfigError(f"{self.prog}: {message}", hint=f"run '{self.prog} --help'")
+
+
+__all__ = ["ArgumentParser", "Command", "dispatch", "load", "print_json", "show_logs", "usage"]

@@ -10,11 +10,12 @@ only those that check whole proofs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from leantrain.core.config import check_numbers
+from leantrain.core.config import AtLeast1, Positive, setting
 from leantrain.core.errors import ConfigError
+from leantrain.core.groups import Group
 from leantrain.lean.contract import Backend
 from leantrain.lean.repl import DEFAULT_REPL_COMMAND
 from leantrain.lean.soundness import DEFAULT_ALLOWED_AXIOMS
@@ -30,61 +31,37 @@ SEARCH_BACKENDS = ("repl", "pantograph", "leandojo")
 
 
 @dataclass
-class LeanArgs:
+class LeanArgs(Group):
     """How to reach Lean: the REPL command and project, the Kimina server's URL, timeouts,
     a memory cap and the axioms a proof may use."""
 
-    repl_command: str = field(
-        default=DEFAULT_REPL_COMMAND,
-        metadata={
-            "help": "repl backend: the command that starts the Lean REPL, run in --lean-project "
-            "(e.g. 'lake env repl', or the path of a built repl binary)."
-        },
+    repl_command: str = setting(
+        DEFAULT_REPL_COMMAND,
+        "repl backend: the command that starts the Lean REPL, run in --lean-project (e.g. "
+        "'lake env repl', or the path of a built repl binary).",
     )
-    lean_project: str | None = field(
-        default=None,
-        metadata={
-            "help": "The Lean project (its lean-toolchain, lakefile, built dependencies) the "
-            "REPL or Pantograph runs in; an export's statements are read from its files."
-        },
+    lean_project: str | None = setting(
+        None,
+        "The Lean project (its lean-toolchain, lakefile, built dependencies) the REPL or "
+        "Pantograph runs in; an export's statements are read from its files.",
     )
-    url: str = field(
-        default="http://localhost:8000",
-        metadata={"help": "kimina backend: the Kimina Lean Server's URL."},
+    url: str = setting("http://localhost:8000", "kimina backend: the Kimina Lean Server's URL.")
+    tactic_timeout: Positive = setting(60.0, "Seconds Lean may spend on one tactic.")
+    start_timeout: Positive = setting(
+        600.0,
+        "Seconds to set a theorem up (imports, the file up to the theorem) and to check a whole "
+        "proof.",
     )
-    tactic_timeout: float = field(
-        default=60.0, metadata={"help": "Seconds Lean may spend on one tactic."}
+    memory_limit_mb: AtLeast1 | None = setting(
+        None, "repl backend: memory cap of each Lean process, in MiB (none: no cap)."
     )
-    start_timeout: float = field(
-        default=600.0,
-        metadata={
-            "help": "Seconds to set a theorem up (imports, the file up to the theorem) and to "
-            "check a whole proof."
-        },
-    )
-    memory_limit_mb: int | None = field(
-        default=None,
-        metadata={"help": "repl backend: memory cap of each Lean process, in MiB (none: no cap)."},
-    )
-    allowed_axioms: list[str] = field(
-        default_factory=lambda: list(DEFAULT_ALLOWED_AXIOMS),
-        metadata={
-            "help": "Axioms a proof may depend on (repeatable; add Lean.ofReduceBool to accept "
-            "native_decide)."
-        },
+    allowed_axioms: list[str] = setting(
+        list(DEFAULT_ALLOWED_AXIOMS),
+        "Axioms a proof may depend on (repeatable; add Lean.ofReduceBool to accept native_decide).",
     )
 
-    def __post_init__(self) -> None:
-        self.check_lean_args()
-        parent = getattr(super(), "__post_init__", None)
-        if parent is not None:  # composed with an engine's config (TRL's): its checks run too
-            parent()
-
-    def check_lean_args(self) -> None:
-        """One line naming the flag for a bad value (called by the configs composing it)."""
-        check_numbers(
-            self, {"tactic_timeout": ">0", "start_timeout": ">0", "memory_limit_mb": ">=1"}
-        )
+    def check_group(self) -> None:
+        """An empty REPL command is one line naming the flag."""
         if not str(self.repl_command).strip():
             raise ConfigError("--repl-command is empty", hint="e.g. --repl-command 'lake env repl'")
 

@@ -13,38 +13,32 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Literal
 
 from leantrain.core.command import Command
-from leantrain.core.config import parse_cli
-from leantrain.core.errors import ConfigError
+from leantrain.core.config import setting
+from leantrain.core.groups import Group
 from leantrain.lean.args import CHECK_BACKENDS, LeanArgs
 
 
 @dataclass
-class VerifyConfig(LeanArgs):
-    """Settings of ``leantrain verify`` (with :class:`LeanArgs`)."""
+class VerifyArgs(Group):
+    """What ``leantrain verify`` re-checks and with which backend (Lean is reached with
+    :class:`LeanArgs`)."""
 
-    proofs: str = field(
-        default="",
-        metadata={
-            "help": "The proofs to re-check: a prover's proofs.json, or a JSONL of "
-            "{name, formal_statement, header, proof} (also the first positional argument)."
-        },
+    proofs: str = setting(
+        help="The proofs to re-check: a prover's proofs.json, or a JSONL of {name, "
+        "formal_statement, header, proof}.",
+        positional=True,
     )
-    backend: str = field(
-        default="repl",
-        metadata={
-            "help": "repl: the Lean REPL (--repl-command, --lean-project); kimina: a Kimina "
-            "Lean Server (--url); pantograph: PyPantograph (--lean-project).",
-            "choices": CHECK_BACKENDS,
-        },
+    backend: Literal["repl", "kimina", "pantograph"] = setting(
+        "repl",
+        "repl: the Lean REPL (--repl-command, --lean-project); kimina: a Kimina Lean Server "
+        "(--url); pantograph: PyPantograph (--lean-project).",
     )
-    header: str = field(
-        default="",
-        metadata={
-            "help": "Header (imports, open …) for records that carry none, e.g. 'import Mathlib'."
-        },
+    header: str = setting(
+        "", "Header (imports, open …) for records that carry none, e.g. 'import Mathlib'."
     )
 
 
@@ -52,36 +46,24 @@ EXIT_REJECTED = 1
 EXIT_UNCHECKED = 3
 
 
-def run(argv: list[str]) -> int:
+def verify_command(args: VerifyArgs, lean: LeanArgs) -> int:
     """Run ``leantrain verify …`` (see the module docstring for the exit status)."""
-    argv = list(argv)
-    if argv and not argv[0].startswith("-"):
-        argv = ["--proofs", argv[0], *argv[1:]]
-    cfg = parse_cli(
-        VerifyConfig,
-        argv,
-        prog="leantrain verify",
-        description="Re-check found proofs (a proofs.json) in Lean: proved or rejected, with "
-        "the reason.",
-    )
-    if not cfg.proofs:
-        raise ConfigError("verify needs the proofs file", hint="leantrain verify p/proofs.json")
     from leantrain.lean.args import build_backend
     from leantrain.lean.theorems import ProjectSources
     from leantrain.lean.verify import load_proofs, proof_item, summarize, verify
 
     # an export's theorem (no header in its record) is read from --lean-project, as prove did
-    sources = ProjectSources(cfg.lean_project) if cfg.lean_project else None
-    records = load_proofs(cfg.proofs)
+    sources = ProjectSources(lean.lean_project) if lean.lean_project else None
+    records = load_proofs(args.proofs)
     for i, r in enumerate(records):  # every record read before Lean is asked anything
-        proof_item(r, header=cfg.header, path=cfg.proofs, index=i, sources=sources)
-    backend = build_backend(cfg.backend, cfg, choices=CHECK_BACKENDS)
+        proof_item(r, header=args.header, path=args.proofs, index=i, sources=sources)
+    backend = build_backend(args.backend, lean, choices=CHECK_BACKENDS)
     try:
         rows = verify(
             records,
             backend,
-            header=cfg.header,
-            allowed_axioms=cfg.allowed_axioms,
+            header=args.header,
+            allowed_axioms=lean.allowed_axioms,
             sources=sources,
         )
     finally:
@@ -89,7 +71,7 @@ def run(argv: list[str]) -> int:
     summary = summarize(rows)
     print(json.dumps({"proofs": rows, "summary": summary}, ensure_ascii=False, indent=2))
     print(
-        f"verified with {cfg.backend}: {summary['proved']}/{summary['total']} proved, "
+        f"verified with {args.backend}: {summary['proved']}/{summary['total']} proved, "
         f"{summary['rejected']} rejected, {summary['timeout'] + summary['error']} not checked",
         file=sys.stderr,
     )
@@ -100,6 +82,22 @@ def run(argv: list[str]) -> int:
     return 0
 
 
+def run(argv: list[str]) -> int:
+    """``leantrain verify`` on ``argv`` (the registered command, for tests and scripts)."""
+    from leantrain.core.command import dispatch
+
+    return dispatch(register()[0], argv)
+
+
 def register() -> list[Command]:
     """The ``verify`` command of the ``leantrain`` CLI."""
-    return [Command("verify", "re-check found proofs (proofs.json) in Lean", run)]
+    return [
+        Command(
+            "verify",
+            "re-check found proofs (proofs.json) in Lean",
+            run=verify_command,
+            groups=("leantrain.lean.cli:VerifyArgs", "leantrain.lean.args:LeanArgs"),
+            description="Re-check found proofs (a proofs.json) in Lean: proved or rejected, "
+            "with the reason.",
+        )
+    ]

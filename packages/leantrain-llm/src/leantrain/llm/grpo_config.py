@@ -4,12 +4,13 @@ fields, the reward functions, the algorithm preset and a custom advantage functi
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, Literal
 
 import trl
+from leantrain.core.config import setting, validate_fields
 from leantrain.core.errors import ConfigError
-from leantrain.lean.args import LEAN_BACKENDS, LeanArgs
+from leantrain.lean.args import LeanArgs
 from leantrain.llm.common_config import LeanTrainArguments, world_size
 
 
@@ -20,76 +21,48 @@ class GRPOConfig(LeanTrainArguments, LeanArgs, trl.GRPOConfig):
     ``lean_level`` and leantrain-lean's :class:`LeanArgs`). Batch settings are checked up front
     (TRL needs ``batch × processes × steps_per_generation`` divisible by ``num_generations``)."""
 
-    lean_backend: str = field(
-        default="repl",
-        metadata={
-            "help": "The lean reward's backend: repl (the Lean REPL: --repl-command, "
-            "--lean-project), pantograph, leandojo, or kimina (--url; whole proofs only).",
-            "choices": LEAN_BACKENDS,
-        },
+    lean_backend: Literal["repl", "kimina", "pantograph", "leandojo"] = setting(
+        "repl",
+        "The lean reward's backend: repl (the Lean REPL: --repl-command, --lean-project), "
+        "pantograph, leandojo, or kimina (--url; whole proofs only).",
     )
-    lean_level: str = field(
-        default="tactic",
-        metadata={
-            "help": "What the lean reward judges: tactic (it runs after the proof prefix and "
-            "changes the state, or finishes a re-checked proof) or proof (a whole proof).",
-            "choices": ("tactic", "proof"),
-        },
+    lean_level: Literal["tactic", "proof"] = setting(
+        "tactic",
+        "What the lean reward judges: tactic (it runs after the proof prefix and changes the "
+        "state, or finishes a re-checked proof) or proof (a whole proof).",
     )
 
-    output_dir: str | None = field(
-        default="runs/grpo",
-        metadata={"help": "Run directory (manifest, one model per repo, logs)."},
+    output_dir: str | None = setting(
+        "runs/grpo", "Run directory (manifest, one model per repo, logs)."
     )
-    reward_funcs: list[str | dict[str, Any]] = field(
-        default_factory=lambda: ["format", "reference_match"],
-        metadata={
-            "help": "Reward functions by registry name or 'module:function', or {name: …, …kwargs} "
-            "mappings (repeat --reward for several)."
-        },
+    reward_funcs: list[str | dict[str, Any]] = setting(
+        ["format", "reference_match"],
+        "Reward functions by registry name or 'module:function', or {name: …, …kwargs} mappings "
+        "(repeat --reward for several).",
+        aliases=("reward",),
     )
-    algorithm: str | None = field(
-        default=None,
-        metadata={
-            "help": "Algorithm preset applied over TRL's defaults: grpo, dr_grpo, dapo or bnpo."
-        },
+    algorithm: str | None = setting(
+        None, "Algorithm preset applied over TRL's defaults: grpo, dr_grpo, dapo or bnpo."
     )
-    advantage_fn: str | None = field(
-        default=None,
-        metadata={
-            "help": "Advantage function (registry name or 'module:function') replacing TRL's group normalisation."
-        },
+    advantage_fn: str | None = setting(
+        None,
+        "Advantage function (registry name or 'module:function') replacing TRL's group normalisation.",
     )
-    num_generations: int | None = field(
-        default=4, metadata={"help": "Completions sampled per prompt (group size)."}
+    num_generations: int | None = setting(4, "Completions sampled per prompt (group size).")
+    per_device_train_batch_size: int = setting(4, "Completions per device per step.")
+    max_completion_length: int | None = setting(48, "Longest generated tactic, in tokens.")
+    gradient_checkpointing: bool | None = setting(
+        None, "Deprecated name of activation_checkpointing (transformers 5)."
     )
-    per_device_train_batch_size: int = field(
-        default=4, metadata={"help": "Completions per device per step."}
+    activation_checkpointing: bool | None = setting(
+        None, "Recompute activations in backward to save memory (slower); off by default."
     )
-    max_completion_length: int | None = field(
-        default=48, metadata={"help": "Longest generated tactic, in tokens."}
-    )
-    gradient_checkpointing: bool | None = field(
-        default=None,
-        metadata={"help": "Deprecated name of activation_checkpointing (transformers 5)."},
-    )
-    activation_checkpointing: bool | None = field(
-        default=None,
-        metadata={
-            "help": "Recompute activations in backward to save memory (slower); off by default."
-        },
-    )
-    logging_steps: float = field(default=1, metadata={"help": "Log every N optimizer steps."})
-    save_steps: float = field(
-        default=50, metadata={"help": "Save a resumable checkpoint every N steps."}
-    )
-    save_total_limit: int | None = field(
-        default=2, metadata={"help": "Keep at most N checkpoints per repo."}
-    )
+    logging_steps: float = setting(1, "Log every N optimizer steps.")
+    save_steps: float = setting(50, "Save a resumable checkpoint every N steps.")
+    save_total_limit: int | None = setting(2, "Keep at most N checkpoints per repo.")
 
     def __post_init__(self) -> None:
-        self._check_common()
-        self.check_lean_args()
+        validate_fields(self)  # first: the ranges before anything reads the values
         if not self.reward_funcs:
             raise ConfigError(
                 "GRPO needs at least one reward function",

@@ -168,7 +168,11 @@ class GRPOTrainer(LLMTrainer):
         from leantrain.llm.training_data import load_rl_dataset
 
         return load_rl_dataset(
-            data, self.config.train_split, self.config, max_samples=self.config.max_train_samples
+            data,
+            self.config.train_split,
+            self.config,
+            max_samples=self.config.max_train_samples,
+            prompt=self.prompt,
         )
 
     def _trl_trainer(self, dataset: Any, args: Any, callbacks: list[Any]) -> Any:

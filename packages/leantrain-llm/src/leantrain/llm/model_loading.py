@@ -88,6 +88,18 @@ def resolve_model_path(name: str | Path) -> Path | None:
     )
 
 
+def model_files_dir(name: str | Path) -> Path | None:
+    """The directory whose files (``prompt.json``) go with model ``name``: the model directory
+    :func:`resolve_model_path` finds, a directory holding a GGUF file itself, ``None`` for
+    ``tiny``, a hub id or a GGUF file."""
+    path = Path(name)
+    if str(name) == TINY_MODEL_NAME or not path.is_dir():
+        return None
+    if not (path / "config.json").is_file() and any(path.glob("*.gguf")):
+        return path
+    return resolve_model_path(path)
+
+
 def _verify_json(path: Path) -> None:
     """Read the JSON files of a model directory, so that a damaged ``config.json`` (an
     interrupted copy or download) is one line naming it, not transformers' traceback."""

@@ -57,8 +57,10 @@ def train_with_config(config: Any) -> dict[str, Any]:
 
 
 def evaluate_with_config(config: Any) -> dict[str, Any]:
-    """Evaluate the model of an :class:`EvalConfig` on its split."""
+    """Evaluate the model of an :class:`EvalConfig` on its split, asked with the prompt of its
+    ``prompt.json`` except for the settings the config gives (a difference: one warning line)."""
     from leantrain.llm.sft_trainer import SFTTrainer
+    from leantrain.tactics.model_prompt import given_settings
 
     if config.data_path is None:
         raise ConfigError("nothing to evaluate on", hint="pass --data DIR (an export dir)")
@@ -69,10 +71,47 @@ def evaluate_with_config(config: Any) -> dict[str, Any]:
         eval_k=config.eval_k,
         eval_max_new_tokens=config.eval_max_new_tokens,
         max_eval_samples=config.max_eval_samples,
-        system_prompt=config.system_prompt,
-        retriever=config.retriever,
-        num_premises=config.num_premises,
-        max_premise_chars=config.max_premise_chars,
+        **given_settings(config),  # the rest from the model's prompt.json
     )
     metrics = trainer.evaluate(config.data_path, config.split)
     return {"model": config.model_name, "split": config.split, **metrics}
+
+
+# --- the run functions of the commands (leantrain.llm.cli) ----------------------------------
+
+
+def check_first(settings: Any, *, rl: bool = False) -> None:
+    """The first usable example of ``settings.data_path`` read (``DataError`` naming the file
+    if none), before TRL and transformers are imported (tens of seconds)."""
+    split = getattr(settings, "split", None) or settings.train_split
+    if settings.data_path is not None:
+        from leantrain.llm.training_data import dataset_config
+        from leantrain.tactics import create_rl_dataset, create_sft_dataset
+
+        create = create_rl_dataset if rl else create_sft_dataset
+        create(settings.data_path, split, 1, config=dataset_config(settings, max_samples=1))
+
+
+def check_first_rl(settings: Any) -> None:
+    """:func:`check_first` of a GRPO run (its examples need a reference tactic)."""
+    check_first(settings, rl=True)
+
+
+def evaluate_command(config: Any) -> dict[str, Any]:
+    """``leantrain llm eval``: the data checked before the model and the engines load."""
+    check_first(config)
+    return evaluate_with_config(config)
+
+
+def merge_command(args: Any) -> dict[str, Any]:
+    """``leantrain llm merge-lora``."""
+    from leantrain.llm.merge import merge_lora
+
+    return {"merged_model": str(merge_lora(args.adapter_dir, args.out_dir))}
+
+
+def convert_command(args: Any) -> dict[str, Any]:
+    """``leantrain llm convert``."""
+    from leantrain.llm.gguf import convert_gguf
+
+    return convert_gguf(args.gguf, args.out_dir)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from leantrain.core.atomic import atomic_write_json
-from leantrain.core.config import config_from_dict, config_to_dict, resolve_aliases
+from leantrain.core.config import config_from_dict, config_to_dict, resolve
 from leantrain.core.errors import ConfigError, DataError
 from leantrain.core.lifelong import (
     LifelongEngine,
@@ -116,7 +116,7 @@ class LLMTrainer:
             "lr": lr,
         }
         values = {k: v for k, v in seeds.items() if v is not None}
-        values = resolve_aliases(self.config_class, {**values, **overrides}, source=self.name)
+        values = resolve(self.config_class, {**values, **overrides}, source=self.name)
         self.config = self._build_config(config, values)
         self.lora = (
             resolve_lora_config(lora_config)
@@ -128,12 +128,13 @@ class LLMTrainer:
         self._tokenizer: Any = None
         self._trained: tuple[Path, str] | None = None  # (trainer dir, step name) of the model
         self._last_data: Any = None  # the data of the last step trained
+        self._prompt: Any = None  # the ModelPrompt the model is trained / asked with
 
     # -- configuration ------------------------------------------------------------------------
     def _build_config(self, config: Any, values: dict[str, Any]) -> Any:
         cls = self.config_class
         if config is None or isinstance(config, Mapping):
-            given = resolve_aliases(cls, dict(config or {}), source=cls.__name__)
+            given = resolve(cls, dict(config or {}), source=cls.__name__)
             return config_from_dict(cls, {**given, **values}, source=cls.__name__)
         if not isinstance(config, cls):
             raise ConfigError(
@@ -180,19 +181,37 @@ class LLMTrainer:
             self._load(self.config.model_name)
         return self._tokenizer
 
+    @property
+    def prompt(self) -> Any:
+        """The :class:`~leantrain.tactics.model_prompt.ModelPrompt` the model is trained and
+        asked with: the config's explicit settings over the ``prompt.json`` of the model it
+        started from (:func:`~leantrain.llm.training_data.model_prompt`); saved beside it."""
+        if self._prompt is None:
+            from leantrain.llm.training_data import model_prompt
+
+            self._prompt = model_prompt(self.config)
+        return self._prompt
+
     def save(self, path: Path) -> None:
-        """Save the model (only the adapter for LoRA), tokenizer and ``leantrain_model.json``."""
+        """Save the model (only the adapter for LoRA), tokenizer, ``prompt.json`` and
+        ``leantrain_model.json``."""
+        from leantrain.tactics.model_prompt import write_prompt
+
         path = Path(path)
         self.model.save_pretrained(path, safe_serialization=True)
         self.tokenizer.save_pretrained(path)
+        write_prompt(path, self.prompt)
         atomic_write_json(
             path / "leantrain_model.json",
             {"trainer": self.name, "base_model": self.config.model_name},
         )
 
     def load(self, path: Path) -> None:
-        """Make the model saved at ``path`` the current one."""
+        """Make the model saved at ``path`` the current one (asked with its ``prompt.json``)."""
+        from leantrain.tactics.model_prompt import read_prompt
+
         self._load(path)
+        self._prompt = read_prompt(path) or self._prompt
 
     @classmethod
     def from_pretrained(cls, path: str | Path, **kwargs: Any) -> LLMTrainer:
@@ -239,8 +258,15 @@ class LLMTrainer:
         continues from the last ``checkpoint-*`` in ``step.work_dir`` if a run was killed."""
         if step.init_from is None:
             self.model  # noqa: B018 - the configured model, or the one trained so far
-        elif (step.init_from.parent, step.init_from.name) != self._trained:
-            self._load(step.init_from)
+        else:
+            from leantrain.llm.training_data import model_prompt
+
+            # the prompt of the checkpoint trained on; its own run's previous one must resolve
+            # to the same retriever checkpoint (a retrieval run may have trained on since)
+            own = step.init_from.parent.name == self.name
+            self._prompt = model_prompt(self.config, step.init_from, in_run=own)
+            if (step.init_from.parent, step.init_from.name) != self._trained:
+                self._load(step.init_from)
         self._last_data = step.data  # what evaluate() defaults to after a lifelong run
         dataset = self._dataset(step.data)
         if len(dataset) == 0:
@@ -307,7 +333,7 @@ class LLMTrainer:
         if data is None:
             raise ConfigError("nothing to evaluate on", hint="pass data=… (--data DIR)")
         dataset = load_rl_dataset(
-            data, split, self.config, max_samples=self.config.max_eval_samples
+            data, split, self.config, max_samples=self.config.max_eval_samples, prompt=self.prompt
         )
         return evaluate_pairs(
             self.model,
@@ -321,21 +347,17 @@ class LLMTrainer:
         """Up to ``k`` distinct tactics for a proof state, best first, prompted as in training."""
         from leantrain.llm.evaluation import generate_tactics
 
-        if getattr(self.config, "retriever", None):
+        prompt = self.prompt
+        if prompt.retriever is not None:
             # a premise-free prompt would not be the training one: refuse, never ask silently
             raise ConfigError(
                 "suggest_tactics does not retrieve premises, and this model trains with "
-                f"retriever={self.config.retriever}",
+                f"retriever={prompt.retriever}",
                 hint="prove with the retriever: leantrain prove --generator RUN (leantrain.prover)",
             )
-        from leantrain.tactics import DEFAULT_SYSTEM_PROMPT, build_messages
+        from leantrain.tactics import build_messages
 
-        prompt = (
-            self.config.system_prompt
-            if self.config.system_prompt is not None
-            else DEFAULT_SYSTEM_PROMPT
-        )
-        messages = build_messages(state, prompt)
+        messages = build_messages(state, prompt.system_prompt)
         return generate_tactics(
             self.model,
             self.tokenizer,

@@ -9,93 +9,58 @@ from typing import Any
 from leantrain.core.errors import DataError
 
 
-def dataset_config(cfg: Any, max_samples: int | None = None) -> Any:
-    """The :class:`~leantrain.tactics.TacticDatasetConfig` a trainer config implies."""
-    from leantrain.tactics import (
-        DEFAULT_MAX_PREMISE_CHARS,
-        DEFAULT_SYSTEM_PROMPT,
-        TacticDatasetConfig,
-    )
+def model_prompt(cfg: Any, model: Any = None, *, in_run: bool = False) -> Any:
+    """The :class:`~leantrain.tactics.model_prompt.ModelPrompt` a trainer or ``llm eval``
+    config asks its model with: the settings ``cfg`` gives explicitly over the ``prompt.json``
+    of the model it starts from (``model``, default ``cfg.model_name``: a model directory or a
+    run's newest), over the defaults; a given retriever is resolved to its checkpoint and
+    fingerprint. A given setting that differs from the model's is used after one warning
+    line; ``in_run`` (the run's own previous checkpoint: its retriever setting now names
+    another checkpoint) makes it a one-line error instead."""
+    from leantrain.tactics.model_prompt import given_settings, resolve_prompt
 
-    retriever = getattr(cfg, "retriever", None)
-    if retriever is None:
-        _check_no_training_retriever(getattr(cfg, "model_name", None))
-    elif retriever.strip():
-        _check_same_retriever(getattr(cfg, "model_name", None), retriever)
-        retriever = _pinned(cfg, retriever)
+    source = model if model is not None else getattr(cfg, "model_name", None)
+    if in_run:
+        from leantrain.tactics.model_prompt import read_prompt
+
+        previous = read_prompt(source)
+        was = previous.retriever if previous is not None else None
+        return resolve_prompt(
+            source,
+            given_settings(cfg),
+            on_conflict="error",
+            model_flag="the run's previous checkpoint",
+            override_hint=f"pass --retriever {was} to go on with the checkpoint this run trained "
+            "with, or start a new run (another --output-dir, or --overwrite) for the newer one",
+        )
+    return resolve_prompt(_model_dir(source), given_settings(cfg), model_flag="--model")
+
+
+def _model_dir(name: Any) -> Path | None:
+    """The directory holding model ``name`` (a run's newest model), ``None`` for a hub id."""
+    if not name:
+        return None
+    from leantrain.llm.model_loading import model_files_dir
+
+    return model_files_dir(name)
+
+
+def dataset_config(cfg: Any, max_samples: int | None = None, prompt: Any = None) -> Any:
+    """The :class:`~leantrain.tactics.TacticDatasetConfig` a trainer config implies, prompted
+    with ``prompt`` (default: :func:`model_prompt` of ``cfg``)."""
+    from leantrain.tactics import TacticDatasetConfig
+
+    if prompt is None:
+        prompt = model_prompt(cfg)
     return TacticDatasetConfig(
-        system_prompt=DEFAULT_SYSTEM_PROMPT if cfg.system_prompt is None else cfg.system_prompt,
+        system_prompt=prompt.system_prompt,
         split_strategy=cfg.split_strategy,
-        first_line_only=getattr(cfg, "first_line_only", False),
+        first_line_only=prompt.first_line_only,
         max_samples=max_samples,
-        retriever=retriever,
-        num_premises=getattr(cfg, "num_premises", 10),
-        max_premise_chars=getattr(cfg, "max_premise_chars", DEFAULT_MAX_PREMISE_CHARS),
+        retriever=prompt.retriever,
+        num_premises=prompt.num_premises,
+        max_premise_chars=prompt.max_premise_chars,
     )
-
-
-def _pinned(cfg: Any, retriever: str) -> str:
-    """In a training run (``cfg.output_dir`` is a leantrain run): the retriever checkpoint the
-    run pinned (:func:`~leantrain.tactics.trained_prompt.pin_retriever`; pinned now at its
-    first dataset with premises, a one-line error when ``retriever`` resolves to another one
-    later: a lifelong retrieval run that trained on). Elsewhere ``retriever`` as given."""
-    from leantrain.core.output_dir import output_kind
-
-    run_dir = getattr(cfg, "output_dir", None)
-    if not run_dir or output_kind(Path(run_dir)) != "run":
-        return retriever
-    from leantrain.tactics.trained_prompt import pin_retriever
-
-    return str(pin_retriever(run_dir, retriever).path)
-
-
-def _check_same_retriever(model_name: str | None, retriever: str) -> None:
-    """A model whose run pinned a retriever checkpoint, evaluated or trained on with the same
-    ``--retriever`` path that now names another checkpoint (a lifelong retrieval run that
-    trained on): one line naming both. Another path (the newer checkpoint's own directory) is
-    a choice and passes."""
-    if not model_name:
-        return
-    import os
-
-    from leantrain.core.errors import ConfigError
-    from leantrain.tactics.premises import retriever_checkpoint
-    from leantrain.tactics.trained_prompt import recorded_training_config
-
-    recorded = recorded_training_config(model_name)
-    pinned = recorded.get("retriever_sha256") if recorded else None
-    if not pinned or os.path.realpath(retriever) != recorded.get("retriever_realpath"):
-        return
-    now = retriever_checkpoint(retriever)
-    if now.sha256 != pinned:
-        was = recorded.get("retriever_checkpoint")
-        raise ConfigError(
-            f"--model {model_name} was trained with retriever checkpoint {was} (sha256 "
-            f"{pinned[:12]}), but --retriever {retriever} is now checkpoint {now.path} (sha256 "
-            f"{now.sha256[:12]})",
-            hint=f"pass --retriever {was} for the prompts it was trained with, or --retriever "
-            f"{now.path} to use the newer retriever on purpose",
-        )
-
-
-def _check_no_training_retriever(model_name: str | None) -> None:
-    """A model whose leantrain run trained it with a retriever is not evaluated or trained on
-    further with premise-free prompts by default: one line saying to pass ``--retriever``
-    (the same one, or ``""`` for none on purpose)."""
-    if not model_name:
-        return
-    from leantrain.core.errors import ConfigError
-    from leantrain.tactics.trained_prompt import recorded_training_config
-
-    recorded = recorded_training_config(model_name)
-    trained_with = recorded.get("retriever") if recorded else None
-    if trained_with:
-        raise ConfigError(
-            f"--model {model_name} was trained with retriever={trained_with}, but no --retriever "
-            "is given (its prompts would lose their premises)",
-            hint=f"pass --retriever {trained_with} (and its --num-premises, --max-premise-chars), "
-            "or --retriever '' to drop the premises on purpose",
-        )
 
 
 def _check_exists(path: str | Path) -> Path:
@@ -109,7 +74,9 @@ def _check_exists(path: str | Path) -> Path:
     return path
 
 
-def load_sft_dataset(data: Any, split: str, cfg: Any, *, max_samples: int | None = None) -> Any:
+def load_sft_dataset(
+    data: Any, split: str, cfg: Any, *, max_samples: int | None = None, prompt: Any = None
+) -> Any:
     """SFT rows (``prompt``/``completion``) as a ``datasets.Dataset``; a Dataset passes through."""
     import datasets
 
@@ -118,10 +85,13 @@ def load_sft_dataset(data: Any, split: str, cfg: Any, *, max_samples: int | None
     from leantrain.tactics import create_sft_dataset
 
     path = _check_exists(data)
-    return create_sft_dataset(path, split, max_samples, config=dataset_config(cfg)).to_hf()
+    config = dataset_config(cfg, prompt=prompt)
+    return create_sft_dataset(path, split, max_samples, config=config).to_hf()
 
 
-def load_rl_dataset(data: Any, split: str, cfg: Any, *, max_samples: int | None = None) -> Any:
+def load_rl_dataset(
+    data: Any, split: str, cfg: Any, *, max_samples: int | None = None, prompt: Any = None
+) -> Any:
     """GRPO rows (``prompt``, ``problem``, ``reference`` …) as a ``datasets.Dataset``."""
     import datasets
 
@@ -130,7 +100,8 @@ def load_rl_dataset(data: Any, split: str, cfg: Any, *, max_samples: int | None 
     from leantrain.tactics import create_rl_dataset
 
     path = _check_exists(data)
-    return create_rl_dataset(path, split, max_samples, config=dataset_config(cfg)).to_hf()
+    config = dataset_config(cfg, prompt=prompt)
+    return create_rl_dataset(path, split, max_samples, config=config).to_hf()
 
 
 def references(dataset: Any) -> list[tuple[list[dict[str, str]], str]]:

@@ -33,16 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from leantrain.core.lean_text import normalize_tactic
-from leantrain.tactics.trained_prompt import recorded_training_config
 
 DECODINGS = ("beam", "sample")
-
-
-def recorded_system_prompt(model_path: str | Path) -> tuple[bool, str | None]:
-    """The system prompt of :func:`recorded_training_config`: ``(found, prompt)``, ``(False,
-    None)`` without a run."""
-    config = recorded_training_config(model_path)
-    return (False, None) if config is None else (True, config["system_prompt"])
 
 
 class HFGenerator:
@@ -95,16 +87,17 @@ class HFGenerator:
         """Load ``name`` (``tiny``, a model / adapter / leantrain run directory, a GGUF file or a
         hub id) with :func:`leantrain.llm.model_loading.load_model_and_tokenizer`, once.
 
-        ``system_prompt`` ``None`` takes the one the run was trained with (from its manifest),
-        else leantrain's default.
+        ``system_prompt`` ``None`` takes the one the model was trained with (its
+        ``prompt.json``), else leantrain's default.
         """
         import torch
-        from leantrain.llm.model_loading import load_model_and_tokenizer
+        from leantrain.llm.model_loading import load_model_and_tokenizer, model_files_dir
         from leantrain.tactics import DEFAULT_SYSTEM_PROMPT
+        from leantrain.tactics.model_prompt import read_prompt
 
         if system_prompt is None:
-            found, recorded = recorded_system_prompt(name)
-            system_prompt = recorded if found and recorded is not None else DEFAULT_SYSTEM_PROMPT
+            recorded = read_prompt(model_files_dir(name))
+            system_prompt = DEFAULT_SYSTEM_PROMPT if recorded is None else recorded.system_prompt
         model, tokenizer = load_model_and_tokenizer(name, trainable_adapter=False)
         device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         return cls(model.to(device), tokenizer, system_prompt=system_prompt, **options)

@@ -12,7 +12,7 @@ fails before any model loads); the generator, progress model and backend can als
 as objects. Every proof found on a Lean backend is re-checked before it counts
 (:meth:`Prover.recheck`).
 
-With a retriever (``retriever``, or the one the generator's run trained with) each prompt is
+With a retriever (``retriever``, or the one the generator's prompt.json records) each prompt is
 led by the premises accessible from the theorem, retrieved for the state
 (:mod:`leantrain.prover.premise_prompts`); the retriever and the corpus index load once.
 """
@@ -31,9 +31,10 @@ from leantrain.lean.soundness import Verdict
 from leantrain.prover.backend import Backend, BackendError
 from leantrain.prover.premise_prompts import (
     PremiseAugmentedGenerator,
+    PremiseSettings,
     accepts_premises,
     check_premise_settings,
-    premise_settings,
+    model_prompt,
 )
 from leantrain.prover.prover_config import ProverConfig
 from leantrain.prover.results import ResultStore
@@ -154,9 +155,10 @@ class Prover:
             self.config = config_from_dict(ProverConfig, {**dict(config or {}), **settings})
         cfg = self.config
         self.backend = lean_backend if lean_backend is not None else make_backend(cfg)
-        # the prompt's premises: settings read from the generator's run and checked (one line,
-        # no model loaded yet), with the retriever checkpoint they resolve to
-        self.premise_settings = premise_settings(cfg)
+        # the prompt: the generator's prompt.json, or the settings given (one-line errors, no
+        # model loaded yet), with the retriever checkpoint and its fingerprint
+        self.prompt = model_prompt(cfg)
+        self.premise_settings = PremiseSettings.of(self.prompt)
         if premise_source is None:
             self.premise_settings = check_premise_settings(self.premise_settings, cfg)
         store = self.store()
@@ -195,7 +197,7 @@ class Prover:
 
             tactic_generator = HFGenerator.from_pretrained(
                 cfg.generator,
-                system_prompt=cfg.system_prompt,
+                system_prompt=self.prompt.system_prompt,
                 device=cfg.device,
                 decoding=cfg.decoding,
                 temperature=cfg.temperature,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from leantrain.core.config import check_numbers
+from leantrain.core.config import check_numbers, validate_fields
 from leantrain.lean.args import LeanArgs
 
 BACKENDS = ("replay", "repl", "pantograph", "leandojo", "kimina")
@@ -172,7 +172,7 @@ class ProverConfig(LeanArgs):
     progress_bar: bool = field(default=True, metadata={"help": "Show a bar over theorems."})
 
     def __post_init__(self) -> None:
-        self.check_lean_args()
+        validate_fields(self)  # LeanArgs' constraints and check_group
         check_numbers(
             self,
             {

@@ -12,7 +12,7 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
 from leantrain.core.json_reader import iter_json_array  # the one strict reader, re-exported
-from leantrain.tactics.dataset_config import TacticDatasetConfig
+from leantrain.tactics.dataset_config import PromptArgs, SplitArgs, TacticDatasetConfig
 from leantrain.tactics.examples import FilterStats, TacticExample
 from leantrain.tactics.premises import PremiseQuery, PremiseSource, RetrievedPremises
 from leantrain.tactics.prompts import (
@@ -37,9 +37,11 @@ __all__ = [
     "FilterStats",
     "PremiseQuery",
     "PremiseSource",
+    "PromptArgs",
     "RLDataset",
     "RetrievedPremises",
     "SFTDataset",
+    "SplitArgs",
     "TacticDataset",
     "TacticDatasetConfig",
     "TacticExample",

@@ -1,92 +1,68 @@
-"""Configuration of the SFT / GRPO tactic datasets (a dataclass, help in field metadata)."""
+"""Configuration of the SFT / GRPO tactic datasets: :class:`PromptArgs` (how a prompt is
+written, taken whole by every command that builds prompts: SFT, GRPO, ``llm eval``, the prover),
+:class:`SplitArgs` (which split directory of an export dir) and :class:`TacticDatasetConfig`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
-from leantrain.core.errors import ConfigError
+from annotated_types import Ge
+from leantrain.core.config import AtLeast1, setting
+from leantrain.core.groups import Group
 from leantrain.tactics.prompts import DEFAULT_MAX_PREMISE_CHARS, DEFAULT_SYSTEM_PROMPT
 
 
 @dataclass
-class TacticDatasetConfig:
-    """How traced theorems become tactic examples. Fill it from Python, a dict, YAML or CLI
-    flags with :mod:`leantrain.core.config`."""
+class PromptArgs(Group):
+    """How each prompt is written: system message, tactic rule and retrieved premises."""
 
-    system_prompt: str = field(
-        default=DEFAULT_SYSTEM_PROMPT,
-        metadata={"help": "System message of every prompt (empty string: no system message)."},
+    system_prompt: str | None = setting(
+        None, "System message of every prompt (default: leantrain.tactics' prompt; '': none)."
     )
-    first_line_only: bool = field(
-        default=False,
-        metadata={
-            "help": "Keep only the first line of multi-line tactics (default: keep them whole)."
-        },
+    first_line_only: bool = setting(
+        False, "Keep only the first line of multi-line tactics (LeanDojo-v2's behaviour)."
     )
-    dedup: bool = field(
-        default=False,
-        metadata={"help": "Drop repeated (proof state, tactic) pairs, keeping the first."},
+    retriever: str | None = setting(
+        None,
+        "Premise retriever (a leantrain retrieval run or saved retriever dir): its num_premises "
+        "best accessible premises of each state lead the prompt, as 'leantrain prove' asks "
+        "(needs leantrain-tactics[retrieval]).",
     )
-    max_samples: int | None = field(
-        default=None,
-        metadata={"help": "Stop after this many examples (after filtering); None keeps all."},
-    )
-    split_strategy: str = field(
-        default="random",
-        metadata={"help": "Split directory of an export dir: 'random' or 'novel_premises'."},
-    )
-    skip_sorry: bool = field(
-        default=True,
-        metadata={
-            "help": "Skip tactics that use `sorry` or `admit` (they teach the model to cheat)."
-        },
-    )
-    max_state_chars: int | None = field(
-        default=None,
-        metadata={"help": "Skip examples whose proof state is longer than this many characters."},
-    )
-    retriever: str | None = field(
-        default=None,
-        metadata={
-            "help": "Premise retriever (a leantrain retrieval run or a saved retriever dir): the "
-            "num_premises best premises accessible from each state lead its prompt, as the "
-            "prover will ask (needs leantrain-tactics[retrieval]); None: prompts without premises."
-        },
-    )
-    num_premises: int = field(
-        default=10,
-        metadata={"help": "Retrieved premises per prompt (with a retriever), best first."},
-    )
-    max_premise_chars: int = field(
-        default=DEFAULT_MAX_PREMISE_CHARS,
-        metadata={
-            "help": "Character budget of the premises in one prompt: a premise that does not "
-            "fit is skipped, the next one tried."
-        },
-    )
-    chunk_chars: int = field(
-        default=1 << 20,
-        metadata={"help": "Characters read at a time when streaming a JSON array file."},
+    num_premises: AtLeast1 = setting(10, "Retrieved premises per prompt (with --retriever).")
+    max_premise_chars: AtLeast1 = setting(
+        DEFAULT_MAX_PREMISE_CHARS,
+        "Character budget of the premises in one prompt (a premise that does not fit is skipped).",
     )
 
-    def __post_init__(self) -> None:
-        if self.max_samples is not None and self.max_samples < 1:
-            raise ConfigError(
-                f"max_samples must be a positive integer or None, got {self.max_samples}"
-            )
-        if self.max_state_chars is not None and self.max_state_chars < 1:
-            raise ConfigError(
-                f"max_state_chars must be positive or None, got {self.max_state_chars}"
-            )
-        if self.num_premises < 1:
-            raise ConfigError(f"num_premises must be at least 1, got {self.num_premises}")
-        if self.max_premise_chars < 1:
-            raise ConfigError(f"max_premise_chars must be at least 1, got {self.max_premise_chars}")
+
+@dataclass
+class SplitArgs(Group):
+    """Which split directory of an export dir is read."""
+
+    split_strategy: Literal["random", "novel_premises"] = setting(
+        "random", "Split directory of an export dir."
+    )
+
+
+@dataclass
+class TacticDatasetConfig(PromptArgs, SplitArgs):
+    """How traced theorems become tactic examples (:class:`PromptArgs`, :class:`SplitArgs` and
+    the filters below); fill it from Python, a dict, YAML or flags with leantrain.core.config."""
+
+    dedup: bool = setting(False, "Drop repeated (proof state, tactic) pairs, keeping the first.")
+    max_samples: AtLeast1 | None = setting(None, "Stop after this many examples (None: all).")
+    skip_sorry: bool = setting(True, "Skip tactics that use `sorry` or `admit`.")
+    max_state_chars: AtLeast1 | None = setting(
+        None, "Skip states longer than this many characters."
+    )
+    chunk_chars: Annotated[int, Ge(16)] = setting(
+        1 << 20, "Characters read at a time from a JSON array."
+    )
+
+    def check_group(self) -> None:
+        """An empty retriever is none (dropped on purpose); no system prompt is the default."""
         if self.retriever is not None and not self.retriever.strip():
-            self.retriever = None  # an empty --retriever "": no retriever
-        if self.chunk_chars < 16:
-            raise ConfigError(f"chunk_chars must be at least 16, got {self.chunk_chars}")
-        if not self.split_strategy or "/" in self.split_strategy:
-            raise ConfigError(
-                f"split_strategy must be a directory name such as 'random', got {self.split_strategy!r}"
-            )
+            self.retriever = None  # an empty --retriever "": no retriever (dropped on purpose)
+        if self.system_prompt is None:
+            self.system_prompt = DEFAULT_SYSTEM_PROMPT

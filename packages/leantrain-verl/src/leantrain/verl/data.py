@@ -48,6 +48,8 @@ class DataSettings:
 
     system_prompt: str | None = None
     split_strategy: str = "random"
+    model_name: str | None = None
+    """The model trained (its ``prompt.json`` gives the prompt settings not given here)."""
 
 
 def to_verl_rows(dataset: Any, split: str) -> list[dict[str, Any]]:

@@ -179,6 +179,7 @@ class VERLTrainingManager:
         return DataSettings(
             system_prompt=self.settings.get("system_prompt"),
             split_strategy=str(self.settings.get("split_strategy", "random")),
+            model_name=self.settings.get("model_name"),
         )
 
     def resolved_config(
@@ -419,12 +420,17 @@ class VERLTrainingManager:
         return str(self.model_dir) if self.model_dir is not None else self.base_model
 
     def save(self, path: str | Path) -> None:
-        """Copy the current HF model dir to ``path`` (+ ``leantrain_model.json``)."""
+        """Copy the current HF model dir to ``path`` (+ ``prompt.json``, the prompt it was
+        trained with, and ``leantrain_model.json``)."""
+        from leantrain.llm.training_data import model_prompt
+        from leantrain.tactics.model_prompt import write_prompt
+
         src = Path(self._current())
         if not (src / "config.json").is_file():
             raise CheckpointError(f"no trained model to save (current model: {src})")
         path = Path(path)
         shutil.copytree(src, path, dirs_exist_ok=True)
+        write_prompt(path, model_prompt(self._data_settings()))
         atomic_write_json(
             path / "leantrain_model.json",
             {

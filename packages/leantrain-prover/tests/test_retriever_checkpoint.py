@@ -1,7 +1,8 @@
-"""The retriever checkpoint a generator trained with is what the prover asks with: a lifelong
-retrieval run that gains a checkpoint after SFT is refused in one line (naming both checkpoints
-and the fixes), the pinned checkpoint or --prompt-override is accepted, and prover_config.json
-records the effective premise settings, so a rerun with another checkpoint is refused."""
+"""The retriever checkpoint a generator trained with (its prompt.json) is what the prover asks
+with: a lifelong retrieval run that gains a checkpoint after SFT changes nothing unless named,
+and naming it is refused in one line (both checkpoints and the fixes) unless --prompt-override;
+prover_config.json records the effective premise settings, so a rerun with another checkpoint
+is refused."""
 
 from __future__ import annotations
 
@@ -57,19 +58,16 @@ def _train_on(run, index, retriever):
     return ckpt
 
 
-def _generator_run(path, retriever_run, **rag):
-    """An SFT run trained with ``retriever_run`` (its manifest and its pin, as ``leantrain sft
-    --retriever`` writes them)."""
-    from leantrain.core.manifest import RunManifest
-    from leantrain.core.output_dir import write_marker
-    from leantrain.tactics.trained_prompt import pin_retriever
+def _generator(path, retriever_run, **rag):
+    """A generator trained with ``retriever_run`` (its prompt.json as ``leantrain sft
+    --retriever`` writes it: the checkpoint the run names now)."""
+    from leantrain.tactics.model_prompt import ModelPrompt, write_prompt
+    from leantrain.tactics.premises import retriever_checkpoint
 
+    ckpt = retriever_checkpoint(retriever_run)
     path.mkdir(parents=True)
-    write_marker(path, "run")
-    section = {"system_prompt": None, "retriever": str(retriever_run), **rag}
-    RunManifest.create(path, kind="lifelong", trainers=["sft"], config={"sft": section})
-    (path / "sft" / "000-x").mkdir(parents=True)
-    pin_retriever(path, str(retriever_run))
+    (path / "config.json").write_text("{}")
+    write_prompt(path, ModelPrompt(retriever=ckpt.path, retriever_sha256=ckpt.sha256, **rag))
     return path
 
 
@@ -78,28 +76,30 @@ class PremiseGenerator:
         return [[] for _ in states]
 
 
-def test_a_retriever_run_that_trained_on_after_sft_is_refused_in_one_line(
+def test_a_retriever_run_that_trained_on_after_sft_changes_nothing_unless_named(
     nat_basics, retrievers, tmp_path, capsys
 ):
     ret = _retrieval_run(tmp_path / "ret", retrievers[0])
-    gen = _generator_run(tmp_path / "gen", ret, num_premises=3)
+    gen = _generator(tmp_path / "gen", ret, num_premises=3)
     pinned = ret / "retrieval" / "000-repo0"
     kw = {"tactic_generator": PremiseGenerator(), "data": str(nat_basics), **SEARCH}
     prover = Prover(generator=str(gen), **kw)
     assert prover.premise_settings.checkpoint == str(pinned.resolve())
 
     newer = _train_on(ret, 1, retrievers[1])  # the retrieval run goes on to repository 2
+    prover = Prover(generator=str(gen), **kw)  # the model's own checkpoint still
+    assert prover.premise_settings.checkpoint == str(pinned.resolve())
     with pytest.raises(ConfigError) as e:
-        Prover(generator=str(gen), **kw)
+        Prover(generator=str(gen), retriever=str(ret), **kw)
     line = e.value.one_line()
     assert "\n" not in line
     assert str(pinned.resolve()) in line and str(newer.resolve()) in line
-    assert "--prompt-override" in line and f"--retriever {pinned.resolve()}" in line
+    assert "--prompt-override" in line
     # the CLI: one line, nothing written
     capsys.readouterr()
     code = main(
         [
-            "prove", "--generator", str(gen), "--data", str(nat_basics),
+            "prove", "--generator", str(gen), "--data", str(nat_basics), "--retriever", str(ret),
             "--output-dir", str(tmp_path / "o"),
         ]
     )  # fmt: skip
@@ -107,10 +107,11 @@ def test_a_retriever_run_that_trained_on_after_sft_is_refused_in_one_line(
     assert code != 0 and len(err) == 1 and str(newer.resolve()) in err[0], err
     assert not (tmp_path / "o").exists()
 
-    # the fixes: the pinned checkpoint, or the newer one on purpose
+    # the fixes: the pinned checkpoint by its path, or the newer one on purpose
     prover = Prover(generator=str(gen), retriever=str(pinned), **kw)
     assert prover.premise_settings.checkpoint == str(pinned.resolve())
-    prover = Prover(generator=str(gen), prompt_override=True, **kw)
+    prover = Prover(generator=str(gen), retriever=str(ret), prompt_override=True, **kw)
+    assert prover.premise_settings.checkpoint == str(newer.resolve())
     assert prover.premise_source is not None
 
 
@@ -118,13 +119,13 @@ def test_prover_config_records_the_effective_premise_settings(nat_basics, retrie
     from leantrain.tactics.premises import retriever_checkpoint
 
     ret = _retrieval_run(tmp_path / "ret", retrievers[0])
-    gen = _generator_run(tmp_path / "gen", ret, num_premises=3, max_premise_chars=400)
+    gen = _generator(tmp_path / "gen", ret, num_premises=3, max_premise_chars=400)
     out = tmp_path / "proofs"
     kw = {"tactic_generator": PremiseGenerator(), "data": str(nat_basics), **SEARCH}
     Prover(generator=str(gen), output_dir=str(out), **kw).evaluate()
     saved = json.loads((out / "prover_config.json").read_text())
     pinned = retriever_checkpoint(ret / "retrieval" / "000-repo0")
-    assert saved["retriever"] == str(ret.resolve())
+    assert saved["retriever"] == pinned.path
     assert saved["retriever_checkpoint"] == pinned.path
     assert saved["retriever_sha256"] == pinned.sha256
     assert (saved["num_premises"], saved["max_premise_chars"]) == (3, 400)
@@ -132,7 +133,9 @@ def test_prover_config_records_the_effective_premise_settings(nat_basics, retrie
     Prover(generator=str(gen), output_dir=str(out), **kw).evaluate()
     _train_on(ret, 1, retrievers[1])
     with pytest.raises(ConfigError, match=r"different config.*retriever_checkpoint"):
-        Prover(generator=str(gen), output_dir=str(out), prompt_override=True, **kw)
+        Prover(
+            generator=str(gen), output_dir=str(out), retriever=str(ret), prompt_override=True, **kw
+        )
 
 
 def test_the_fingerprint_is_the_recorded_checksums_or_the_files(retrievers, tmp_path):

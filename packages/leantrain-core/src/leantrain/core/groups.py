@@ -1,0 +1,82 @@
+"""Setting groups owned by core, shared by every trainer command: compose them (as fields of a
+config class by inheritance, or as a tuple given to :func:`leantrain.core.parser.parse`) instead
+of declaring the same setting again. No field name is declared in two groups."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from annotated_types import Ge
+from leantrain.core.config import setting, validate_fields
+
+
+class Group:
+    """Base of a settings group: its ``__post_init__`` checks every field's type constraint
+    and each group's ``check_group`` (:func:`~leantrain.core.config.validate_fields`), then
+    goes on along the MRO, so an engine class composed after the groups (TRL's ``SFTConfig``)
+    still runs its own ``__post_init__``."""
+
+    def __post_init__(self) -> None:
+        validate_fields(self)
+        parent = getattr(super(), "__post_init__", None)
+        if parent is not None:
+            parent()
+
+
+@dataclass
+class RunSwitches(Group):
+    """How a run treats an earlier run and user code (TRL-based configs take ``output_dir`` and
+    ``seed`` from ``TrainingArguments``; the others use :class:`RunArgs`)."""
+
+    overwrite: bool = setting(
+        False,
+        "Start over when the output directory holds an earlier run with another config "
+        "(deletes that run; never other files).",
+    )
+    allow_code: bool = setting(
+        False,
+        "Allow 'module:attr' names of code (rewards, advantage functions, algorithm presets, "
+        "encoders) that are not registered; like trust_remote_code, give it only for configs you "
+        "trust (also: LEANTRAIN_ALLOW_CODE=1).",
+    )
+
+
+@dataclass
+class RunArgs(RunSwitches):
+    """Where a run writes and its random seed, with :class:`RunSwitches`."""
+
+    output_dir: str | None = setting(
+        None, "Run directory (manifest, models, logs).", aliases=("out",)
+    )
+    seed: Annotated[int, Ge(0)] = setting(0, "Random seed.")
+
+
+@dataclass
+class DataArgs(Group):
+    """The data a command reads: an export dir or a split file."""
+
+    data_path: str | None = setting(
+        None,
+        "Data: an export dir (from 'leantrain export merge') or a split .json/.jsonl file.",
+        aliases=("data",),
+    )
+
+
+@dataclass
+class LifelongData(DataArgs):
+    """What a lifelong trainer learns from: :class:`DataArgs`, or repositories of a database
+    trained one after another."""
+
+    database: str | None = setting(
+        None, "SQLite database of traced repos (lifelong mode: train repo by repo)."
+    )
+    repos: list[str] | None = setting(
+        None, "Repo ids 'URL@COMMIT' (or names) to train on in order; default: the curriculum."
+    )
+    export_dir: str | None = setting(
+        None, "Where lifelong mode writes the merged exports (default: OUTPUT_DIR/data)."
+    )
+    evaluate_each_repo: bool = setting(
+        True, "After each repo, evaluate on the evaluation split of every repo so far."
+    )

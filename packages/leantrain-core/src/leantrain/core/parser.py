@@ -1,0 +1,282 @@
+"""The one command-line parser: argparse generated from the fields of config groups.
+
+``parse((ModelArgs, EvalArgs), argv)`` returns one instance per group (TRL's ``TrlParser``
+shape); ``parse(SFTConfig, argv)`` one instance of a class composed of groups by inheritance.
+Every field is ``--foo-bar`` and ``--foo_bar`` (and ``--ALIAS`` for each declared alias), one
+argparse help group per dataclass (leantrain's first, the engine's after), ``--config FILE.yaml``
+below the flags. A flag's text goes to :func:`leantrain.core.config.typed` (``type=str``, then
+the one type check): a string field takes the text as given; a list field collects repeated
+flags or a YAML ``[a, b]``; a bare boolean flag is true. Required fields (no default) are
+argparse-required unless ``--config`` gives them; ``--help`` marks them. Every error is one
+:class:`ConfigError` line (exit 2), with did-you-mean for an unknown flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn, TypeVar
+
+from leantrain.core import config as c
+from leantrain.core.errors import ConfigError
+
+_SOURCE = "command line"
+C = TypeVar("C")
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse`` whose errors are one :class:`ConfigError` line naming the flag."""
+
+    def error(self, message: str) -> NoReturn:
+        required = re.match(r"the following arguments are required: (.*)", message)
+        if required:
+            names = ", ".join(n.split("/")[0] for n in required[1].split(", "))
+            raise ConfigError(
+                f"{self.prog}: missing required {names}", hint=f"run '{self.prog} --help'"
+            )
+        raise ConfigError(f"{self.prog}: {message}", hint=f"run '{self.prog} --help'")
+
+
+class _Collect(argparse.Action):
+    """Keeps every ``(option string, raw text)`` of a field, in order."""
+
+    def __call__(self, parser: Any, ns: Any, values: Any, option_string: str | None = None) -> None:
+        setattr(ns, self.dest, [*(getattr(ns, self.dest, None) or []), (option_string, values)])
+
+
+def _flag(name: str) -> list[str]:
+    return list(dict.fromkeys([f"--{name.replace('_', '-')}", f"--{name}"]))
+
+
+def _owner(cls: type, name: str) -> type:
+    return next((k for k in cls.__mro__ if name in inspect.get_annotations(k)), cls)
+
+
+def _readings(raws: list[str]) -> list[Any]:
+    """A flag's raw values read most specific first: as YAML (``1e-5``, ``null``, ``[a, b]``),
+    the plain string, then all values as a list (a repeated list flag)."""
+
+    def as_yaml(raw: str) -> Any:
+        try:
+            return c.parse_yaml(raw, where=_SOURCE)
+        except ConfigError as e:  # not YAML (``*.lean``): the text; an alias bomb: refused
+            if "alias bomb" in str(e) or "refers to itself" in str(e):
+                raise
+            return raw
+
+    items: list[Any] = []
+    for raw in raws:
+        value = as_yaml(raw) if raw.lstrip().startswith("[") else raw
+        items.extend(value if isinstance(value, list) else [value])
+    singles = [as_yaml(raws[-1]), raws[-1]]
+    return [*singles, items] if len(raws) == 1 else [items, *singles]
+
+
+def flag_value(cls: type, key: str, raws: list[str]) -> Any:
+    """The typed value of field ``key`` given its flag's ``raws``: a field that takes text gets
+    the text as typed (``--model_name 1e3`` is ``"1e3"``, ``--system_prompt ""`` is ``""``,
+    ``#`` is no comment); ``null``/``~`` is None, a quoted text is read as YAML."""
+    value = c.typed(cls, key, _readings(raws), source=_SOURCE)
+    raw = raws[-1]
+    as_text = (isinstance(value, str) and value != raw) or (value is None and not raw.strip())
+    if as_text and not raw.lstrip().startswith(("'", '"')):
+        try:
+            text = c.typed(cls, key, [raw], source=_SOURCE)
+        except ConfigError:
+            return value
+        if isinstance(text, str):
+            return text
+    return value
+
+
+def _help(cls: type, f: dataclasses.Field[Any], required: bool) -> str:
+    text = " ".join(str(f.metadata.get("help", "")).split())
+    choices = c._choices(c._hints(cls).get(f.name))
+    if choices:
+        text += f" (choices: {', '.join(map(str, choices))})"
+    if required:
+        text += " (required)"
+    elif f.default is not dataclasses.MISSING and f.default is not None:
+        text += f" (default: {getattr(f.default, 'value', f.default)!s})"
+    return text.replace("%", "%%")
+
+
+def build_parser(
+    groups: Sequence[type],
+    *,
+    prog: str | None = None,
+    description: str | None = None,
+    aliases: Mapping[str, str] | None = None,
+    given: Sequence[str] = (),
+) -> ArgumentParser:
+    """The argparse parser of ``groups``' fields (``given``: fields a ``--config`` file sets,
+    so not required on the command line; ``aliases``: extra flag names → fields)."""
+    parser = ArgumentParser(prog=prog, description=description, allow_abbrev=False)
+    parser.add_argument("--config", metavar="FILE", help="YAML file of options; flags override it")
+    sections: dict[tuple[type, str], Any] = {}
+    for cls in groups:
+        extra = {**c.aliases_of(cls), **{a: f for a, f in (aliases or {}).items()}}
+        for name, f in c.config_fields(cls).items():
+            owner = _owner(cls, name)
+            top = owner.__module__.split(".")[0]
+            ours = top == groups[0].__module__.split(".")[0]
+            if (owner, top) not in sections:
+                doc = (owner.__doc__ or "").strip().split("\n")[0]
+                doc = owner.__name__ if doc.startswith(owner.__name__ + "(") or not doc else doc
+                title = f"{top} options" + (
+                    f": {owner.__name__}"
+                    if ours
+                    else f" of {owner.__name__} (passed to the engine)"
+                )
+                sections[(owner, top)] = parser.add_argument_group(title, doc if ours else None)
+                sections[(owner, top)].order = (
+                    not ours,
+                    cls.__mro__.index(owner) * (-1 if ours else 1),
+                )
+            required = f.default is f.default_factory is dataclasses.MISSING and name not in given
+            tp = c._strip(c._hints(cls).get(name, Any))
+            is_bool = tp is bool or tp == bool | None
+            kinds = [m for m in c._members(tp) or (tp,) if m is not type(None)]
+            metavar = "|".join(c._type_name(m) for m in kinds).upper()
+            kw: dict[str, Any] = dict(
+                dest=name, action=_Collect, help=_help(cls, f, required), default=argparse.SUPPRESS
+            )
+            if f.metadata.get("positional"):
+                sections[(owner, top)].add_argument(metavar=name.upper(), **kw)
+                continue
+            names = [*_flag(name), *(s for a, t in extra.items() if t == name for s in _flag(a))]
+            kw.update(nargs="?", const="true", metavar="BOOL") if is_bool else kw.update(
+                metavar=metavar
+            )
+            sections[(owner, top)].add_argument(*names, required=required, **kw)
+        for section, keys in (getattr(cls, "flag_sections", dict)() or {}).items():
+            for key in keys:  # a dict field's keys as flags (retrieval's ``trainer``)
+                parser.add_argument(
+                    *_flag(key),
+                    dest=f"{section}.{key}",
+                    action=_Collect,
+                    default=argparse.SUPPRESS,
+                    help=argparse.SUPPRESS,
+                )
+    shown = [
+        (a.metavar if not a.option_strings else f"{a.option_strings[0]} {a.metavar}")
+        for a in parser._actions
+        if a.required or (not a.option_strings and a.dest != "help")
+    ]
+    parser.usage = " ".join(["%(prog)s [-h] [--config FILE] [--OPTION VALUE ...]", *shown])
+    groups_in_order = sorted(parser._action_groups[2:], key=lambda g: getattr(g, "order", (0, 0)))
+    parser._action_groups[2:] = groups_in_order
+    return parser
+
+
+def _join_values(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
+    """``--flag VALUE`` → ``--flag=VALUE`` for a flag that takes a value (argparse would read a
+    VALUE ``-2.5e-3`` or ``-x`` as an option); a ``--flag`` without one is an error."""
+    takes_value = {s for a in parser._actions if a.nargs is None for s in a.option_strings}
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok in takes_value:  # the flag as given, in its dashed spelling
+            if i + 1 == len(argv) or argv[i + 1].startswith("--"):
+                flag = "--" + tok[2:].replace("_", "-")
+                raise ConfigError(f"{_SOURCE}: {flag} needs a value", hint=f"give {flag} VALUE")
+            out.append(f"{tok}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(tok)
+            i += 1
+    return out
+
+
+def _unknown(groups: Sequence[type], extras: list[str], parser: argparse.ArgumentParser) -> None:
+    tok = extras[0]
+    if not tok.startswith("--"):
+        raise ConfigError(f"unexpected argument '{tok}'", hint="flags look like --name value")
+    name, _, inline = tok[2:].partition("=")
+    name = name.replace("-", "_")
+    moved = getattr(groups[0], "moved_key", None) if len(groups) == 1 else None
+    if moved is not None:
+        following = extras[1] if len(extras) > 1 and not extras[1].startswith("--") else "true"
+        error = moved(name, _readings([inline or following])[0])
+        if error is not None:
+            raise error
+    valid = sorted({s[2:].replace("-", "_") for a in parser._actions for s in a.option_strings})
+    hint = c.suggest(name, [v for v in valid if v not in ("h", "help")])
+    if hint.startswith("did you mean"):
+        hint = "did you mean '--" + hint.split("'")[1].replace("_", "-") + "'?"
+    raise ConfigError(f"unknown option '--{name.replace('_', '-')}'", hint=hint)
+
+
+def parse(
+    groups: type | Sequence[type],
+    argv: Sequence[str],
+    *,
+    prog: str | None = None,
+    description: str | None = None,
+    aliases: Mapping[str, str] | None = None,
+    known_only: bool = False,
+) -> Any:
+    """Instances of ``groups`` (one class: one instance; a tuple: a tuple) from ``--config
+    FILE`` and flags (flags win). ``known_only`` ignores settings that are no field of the
+    groups: the light-groups-first check before the engine's heavy class is imported."""
+    single = isinstance(groups, type)
+    groups = (groups,) if single else tuple(groups)
+    owner = {n: g for g in groups for n in c.config_fields(g)}
+    pre = ArgumentParser(prog=prog or groups[0].__name__, add_help=False, allow_abbrev=False)
+    pre.add_argument("--config")
+    path = pre.parse_known_args(list(argv))[0].config
+    if len(owner) < sum(len(c.config_fields(g)) for g in groups):
+        raise TypeError(f"a field is declared in two of the groups {[g.__name__ for g in groups]}")
+    values: dict[type, dict[str, Any]] = {g: {} for g in groups}
+    if path is not None:
+        for k, v in c.load_yaml(path).items():
+            g = owner.get(k) or next((g for g in groups if k in c.aliases_of(g)), None)
+            if g is not None:
+                values[g][k] = v
+            elif not known_only:
+                if single:
+                    raise c.unknown_key(groups[0], k, v, source=path)
+                hint = c.suggest(k, list(owner))
+                raise ConfigError(f"{path}: unknown key '{k}'", hint=hint)
+        for g in groups:
+            values[g] = c.typed_values(g, c.resolve(g, values[g], source=path), source=path)
+    given = [k for g in groups for k in values[g]]
+    parser = build_parser(
+        groups,
+        prog=prog or groups[0].__name__,
+        description=description,
+        aliases=aliases,
+        given=given,
+    )
+    ns, extras = parser.parse_known_args(_join_values(parser, argv))
+    if extras and not known_only:
+        _unknown(groups, extras, parser)
+    for dest, got in vars(ns).items():
+        if dest == "config" or not got:
+            continue
+        spellings = sorted({o.lstrip("-").replace("-", "_") for o, _ in got if o})
+        if len(spellings) > 1:
+            first, second = (f"'--{s.replace('_', '-')}'" for s in spellings[:2])
+            raise ConfigError(f"{_SOURCE}: {first} and {second} are the same setting; give one")
+        section, _, key = dest.partition(".")
+        if key:  # a flag of a dict field's section
+            g = owner[section]
+            values[g][section] = {**values[g].get(section, {}), key: _readings([got[-1][1]])[0]}
+        else:
+            values[owner[dest]][dest] = flag_value(owner[dest], dest, [raw for _, raw in got])
+    built = tuple(c._build(g, values[g], source=_SOURCE) for g in groups)
+    return built[0] if single else built
+
+
+def parse_cli(cls: type[C], argv: Sequence[str], **kw: Any) -> C:
+    """One config class from ``argv``: :func:`parse` of one group."""
+    return parse(cls, argv, **kw)
+
+
+def parse_known(cls: type[C], argv: Sequence[str], **kw: Any) -> C:
+    """One light group from only those settings of ``argv`` that are its fields."""
+    return parse(cls, argv, known_only=True, **kw)

@@ -1,0 +1,216 @@
+"""Config groups: typed constraints, declared aliases, the generated parser and the registry."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+import pytest
+from annotated_types import Ge
+from leantrain.core.command import Command, dispatch
+from leantrain.core.config import (
+    AtLeast1,
+    StepLimit,
+    config_from_dict,
+    config_from_yaml,
+    setting,
+    validate_fields,
+)
+from leantrain.core.errors import ConfigError
+from leantrain.core.groups import DataArgs, LifelongData, RunArgs, RunSwitches
+from leantrain.core.parser import parse
+
+
+@dataclass
+class Sampling:
+    """How tactics are sampled."""
+
+    k: AtLeast1 = setting(4, "Candidates per state.", aliases=("num_candidates",))
+    mode: Literal["greedy", "sample"] = setting("sample", "Decoding.")
+    steps: StepLimit = setting(-1, "Steps (-1: no limit).")
+    seed_offset: Annotated[int, Ge(0)] | None = setting(None, "Offset of the seed.")
+
+    def __post_init__(self) -> None:
+        validate_fields(self)
+
+
+@dataclass
+class Target:
+    """What to prove."""
+
+    theorem: str = setting(help="Theorem name.")
+    files: list[str] = setting([], "Files to read.")
+
+
+def _same_everywhere(cls: type, key: str, text: str, value: object, tmp_path) -> list[object]:
+    """The value of ``key`` from a dict, YAML, a flag (both spellings) and a keyword."""
+    path = tmp_path / "c.yaml"
+    path.write_text(f"{key}: {text}\n")
+    flag = "--" + key.replace("_", "-")
+    got = [
+        getattr(config_from_dict(cls, {key: value}), key),
+        getattr(config_from_yaml(cls, path), key),
+        getattr(parse(cls, [f"--{key}", text]), key),
+        getattr(parse(cls, [f"{flag}={text}"]), key),
+        getattr(parse(cls, ["--config", str(path)]), key),
+    ]
+    typed = got[0]
+    got.append(getattr(cls(**{key: typed}), key))
+    return got
+
+
+VALID = [
+    (RunSwitches, "overwrite", "true", True, True),
+    (RunSwitches, "allow_code", "false", False, False),
+    (RunArgs, "output_dir", "runs/x", "runs/x", "runs/x"),
+    (RunArgs, "output_dir", "'1e3'", "1e3", "1e3"),
+    (RunArgs, "seed", "7", 7, 7),
+    (DataArgs, "data_path", "'*.json'", "*.json", "*.json"),
+    (DataArgs, "data_path", "null", None, None),
+    (LifelongData, "database", "db.sqlite", "db.sqlite", "db.sqlite"),
+    (LifelongData, "repos", "[a, b]", ["a", "b"], ["a", "b"]),
+    (LifelongData, "export_dir", "out", "out", "out"),
+    (LifelongData, "evaluate_each_repo", "false", False, False),
+    (Sampling, "k", "1", 1, 1),
+    (Sampling, "mode", "greedy", "greedy", "greedy"),
+    (Sampling, "steps", "-1", -1, -1),
+    (Sampling, "steps", "20", 20, 20),
+    (Sampling, "seed_offset", "0", 0, 0),
+]
+
+
+@pytest.mark.parametrize(("cls", "key", "text", "value", "expected"), VALID)
+def test_every_source_gives_a_group_the_same_value(cls, key, text, value, expected, tmp_path):
+    got = _same_everywhere(cls, key, text, value, tmp_path)
+    assert all(g == expected and type(g) is type(expected) for g in got), got
+
+
+@pytest.mark.parametrize(
+    ("argv", "data", "message"),
+    [
+        (["--k", "0"], {"k": 0}, "must be at least 1, got 0"),
+        (["--steps", "0"], {"steps": 0}, "must be -1 (no limit) or at least 1, got 0"),
+        (["--seed-offset", "-3"], {"seed_offset": -3}, "must be zero or more, got -3"),
+        (["--mode", "beam"], {"mode": "beam"}, "key 'mode' has the wrong type: got str 'beam'"),
+        (["--k", str(10**30)], {"k": 10**30}, "at most 9,223,372,036,854,775,807"),
+    ],
+)
+def test_constraint_errors_are_one_line_from_every_source(argv, data, message):
+    errors = []
+    for build in (
+        lambda: parse(Sampling, argv),
+        lambda: config_from_dict(Sampling, data, source="S"),
+        lambda: Sampling(**data),
+    ):
+        with pytest.raises(ConfigError) as e:
+            build()
+        errors.append(str(e.value))
+    assert all(message in m and "\n" not in m for m in errors), errors
+    assert errors[0].startswith(("--", "command line:")) and errors[1].startswith("S:")
+    if "wrong type" not in message:
+        assert errors[2].startswith(f"--{next(iter(data))} must be")
+
+
+def test_non_finite_numbers_are_out_of_every_range():
+    @dataclass
+    class Rate:
+        lr: Annotated[float, Ge(0)] = setting(0.1, "Rate.")
+
+    for text in ("nan", ".inf", "inf"):
+        with pytest.raises(ConfigError, match="--lr must be zero or more"):
+            parse(Rate, ["--lr", text])
+
+
+def test_declared_aliases_work_everywhere_and_never_with_their_field(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("num_candidates: 3\n")
+    assert config_from_dict(Sampling, {"num_candidates": 3}).k == 3
+    assert config_from_yaml(Sampling, path).k == 3
+    assert config_from_yaml(Sampling, tmp_path / "c.yaml", num_candidates=5).k == 5
+    assert parse(Sampling, ["--num-candidates", "2"]).k == 2
+    assert parse(LifelongData, ["--data", "d"]).data_path == "d"
+    with pytest.raises(ConfigError, match="'--k' and '--num-candidates' are the same setting"):
+        parse(Sampling, ["--k", "1", "--num_candidates", "2"])
+    with pytest.raises(ConfigError, match="'num_candidates' and 'k' are the same setting"):
+        config_from_dict(Sampling, {"k": 1, "num_candidates": 2})
+
+
+def test_help_marks_required_options_and_has_one_group_per_dataclass(capsys):
+    with pytest.raises(SystemExit) as e:
+        parse((Target, Sampling, RunArgs), ["--help"], prog="leantrain x")
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    start = out.index("\n  --theorem")
+    assert "(required)" in out[start : out.index("--files", start)]
+    assert out.index("What to prove.") < out.index("How tactics are sampled.")
+    assert "(choices: greedy, sample)" in out and "--num-candidates" in out
+    with pytest.raises(ConfigError, match=r"^leantrain x: missing required --theorem"):
+        parse((Target, Sampling), [], prog="leantrain x")
+
+
+def test_a_tuple_of_groups_gives_one_instance_each_and_yaml_fills_required(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("theorem: foo\nk: 2\nseed: 5\n")
+    target, sampling, run = parse((Target, Sampling, RunArgs), ["--config", str(path), "--k", "3"])
+    assert (target.theorem, sampling.k, run.seed) == ("foo", 3, 5)
+    files = parse(Target, ["--theorem", "t", "--files", "a", "--files", "b"]).files
+    assert files == ["a", "b"]
+    with pytest.raises(TypeError, match="declared in two"):
+        parse((RunArgs, RunSwitches), [])
+    path.write_text("theorem: foo\nkk: 2\n")
+    with pytest.raises(ConfigError, match=r"unknown key 'kk'.*did you mean 'k'"):
+        parse((Target, Sampling), ["--config", str(path)])
+
+
+def test_known_only_reads_the_light_groups_and_ignores_the_rest():
+    sampling = parse(Sampling, ["--k", "2", "--bf16", "--engine-flag", "1"], known_only=True)
+    assert sampling.k == 2
+    with pytest.raises(ConfigError, match="--k must be at least 1"):
+        parse(Sampling, ["--k", "0", "--bf16"], known_only=True)
+    with pytest.raises(ConfigError, match=r"unknown option '--kk'.*did you mean '--k'"):
+        parse(Sampling, ["--kk", "2"])
+
+
+@dataclass
+class Pair:
+    """Two paths."""
+
+    src: str = setting(help="Source.", positional=True)
+    dst: str = setting(help="Destination.", positional=True)
+
+
+def _copy(pair: Pair) -> dict[str, str]:
+    return {"copied": f"{pair.src}->{pair.dst}"}
+
+
+def test_registry_dispatches_subcommands_positionals_and_prints_json(capsys):
+    checked: list[int] = []
+    tool = Command(
+        "tool",
+        "tools",
+        subcommands=(
+            Command("copy", "copy a thing", _copy, groups=(Pair,)),
+            Command(
+                "sample",
+                "sample",
+                lambda s, r: {"k": s.k, "seed": r.seed},
+                groups=(Sampling, RunArgs),
+                light=(Sampling,),
+                check=lambda s: checked.append(s.k),
+            ),
+        ),
+    )
+    assert dispatch(tool, ["copy", "a", "b"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"copied": "a->b"}
+    assert dispatch(tool, ["sample", "--k", "2", "--seed", "3"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"k": 2, "seed": 3} and checked == [2]
+    assert dispatch(tool, ["--help"]) == 0
+    assert "copy" in capsys.readouterr().out
+    with pytest.raises(ConfigError, match=r"unknown command 'cpy' of leantrain tool.*'copy'"):
+        dispatch(tool, ["cpy"])
+    with pytest.raises(ConfigError, match="leantrain tool copy: missing required SRC"):
+        dispatch(tool, ["copy"])
+    with pytest.raises(ConfigError, match="--k must be at least 1"):  # the light check first
+        dispatch(tool, ["sample", "--k", "0"])
+    assert checked == [2]
