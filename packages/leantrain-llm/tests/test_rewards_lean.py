@@ -187,5 +187,5 @@ def test_grpo_gives_the_reward_its_lean_settings(tmp_path):
     own = GRPOTrainer._with_lean_settings(trainer, {"name": "lean", "level": "proof"})
     assert own["level"] == "proof"
     assert GRPOTrainer._with_lean_settings(trainer, "format") == "format"
-    with pytest.raises(ConfigError, match="lean_backend.*choose one of: 'repl', 'kimina'"):
+    with pytest.raises(ConfigError, match=r"lean_backend.*choose one of: 'repl', 'kimina'"):
         parse(GRPOConfig, ["--lean-backend", "replay", "--output-dir", str(tmp_path / "h")])
