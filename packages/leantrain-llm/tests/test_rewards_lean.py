@@ -189,3 +189,41 @@ def test_grpo_gives_the_reward_its_lean_settings(tmp_path):
     assert GRPOTrainer._with_lean_settings(trainer, "format") == "format"
     with pytest.raises(ConfigError, match=r"lean_backend.*choose one of: 'repl', 'kimina'"):
         parse(GRPOConfig, ["--lean-backend", "replay", "--output-dir", str(tmp_path / "h")])
+
+
+@pytest.mark.slow
+def test_grpo_trains_with_the_lean_reward_on_a_repl_process(sft_rows, tmp_path):
+    """``GRPOTrainer(reward_funcs=["lean"], lean_backend="repl", repl_command=…)``: the config's
+    Lean settings reach the reward, which asks a REPL process (the fake, answering as the
+    recorded transcripts) about each completion; training runs through its steps."""
+    from leantrain.llm import GRPOTrainer
+
+    log = tmp_path / "sent.log"
+    repl = shlex.join([sys.executable, str(FAKE_REPL), "--use", "tactic_sorry", "--log", str(log)])
+    rows = sft_rows.map(
+        lambda r: {
+            "full_name": "f",
+            "formal_statement": "def f : Nat := by",
+            "header": "",
+            "proof_prefix": [],
+        },
+        remove_columns=["completion"],
+    )
+    trainer = GRPOTrainer(
+        model_name="tiny",
+        output_dir=tmp_path / "g",
+        reward_funcs=["lean"],
+        lean_backend="repl",
+        repl_command=repl,
+        tactic_timeout=20,
+        max_steps=2,
+        max_completion_length=4,
+        num_generations=4,
+        batch_size=4,
+        evaluate_each_repo=False,
+        logging_steps=1,
+    )
+    trainer.train(rows)
+    sent = [s.strip() for s in log.read_text().splitlines()]
+    assert '{"cmd": "def f : Nat := by sorry"}' in sent  # the theorem was started in Lean
+    assert (tmp_path / "g" / "grpo" / "logs" / "000-dataset.jsonl").is_file()
