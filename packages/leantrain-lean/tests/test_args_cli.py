@@ -166,3 +166,9 @@ def test_verify_reads_an_export_theorem_from_the_lean_project(tmp_path, capsys):
     argv = [proofs, "--repl-command", cmd, "--lean-project", str(tmp_path / "proj")]
     assert verify_cli(argv) == 0
     assert json.loads(capsys.readouterr().out)["proofs"][0]["status"] == "proved"
+
+
+def test_a_lean_project_that_is_no_directory_is_refused_when_read(tmp_path):
+    with pytest.raises(ConfigError, match=r"--lean-project: .*nope is not a directory"):
+        LeanArgs(lean_project=str(tmp_path / "nope"))
+    assert LeanArgs(lean_project=str(tmp_path)).lean_project == str(tmp_path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from leantrain.core.config import AtLeast1, Positive, setting
@@ -61,9 +62,15 @@ class LeanArgs(Group):
     )
 
     def check_group(self) -> None:
-        """An empty REPL command is one line naming the flag."""
+        """An empty REPL command, or a Lean project that is no directory, is one line naming
+        the flag (when the settings are read, before any model loads)."""
         if not str(self.repl_command).strip():
             raise ConfigError("--repl-command is empty", hint="e.g. --repl-command 'lake env repl'")
+        if self.lean_project is not None and not Path(self.lean_project).is_dir():
+            raise ConfigError(
+                f"--lean-project: {self.lean_project} is not a directory",
+                hint="give the Lean project (the repository, built) Lean runs in",
+            )
 
 
 def lean_args(obj: Any) -> LeanArgs:
