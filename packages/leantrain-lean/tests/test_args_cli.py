@@ -172,3 +172,13 @@ def test_a_lean_project_that_is_no_directory_is_refused_when_read(tmp_path):
     with pytest.raises(ConfigError, match=r"--lean-project: .*nope is not a directory"):
         LeanArgs(lean_project=str(tmp_path / "nope"))
     assert LeanArgs(lean_project=str(tmp_path)).lean_project == str(tmp_path)
+
+
+def test_a_project_on_a_lean_version_the_backend_does_not_support_is_one_line(tmp_path):
+    (tmp_path / "lean-toolchain").write_text("leanprover/lean4:v4.2.0\n")
+    args = LeanArgs(repl_command=f"{sys.executable} {FAKE}", lean_project=str(tmp_path))
+    with pytest.raises(ConfigError, match=r"Lean v4\.2\.0 is outside what the repl backend") as e:
+        build_backend("repl", args)
+    assert "\n" not in e.value.one_line()
+    (tmp_path / "lean-toolchain").write_text("leanprover/lean4:v4.26.0\n")
+    assert isinstance(build_backend("repl", args), ReplBackend)

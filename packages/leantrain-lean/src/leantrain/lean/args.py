@@ -89,14 +89,20 @@ def build_backend(
     lean_dojo: Any = None,
     pantograph: Any = None,
 ) -> Backend:
-    """The backend ``name`` over ``args`` (its executable, package or URL checked here, so
-    this is the early check: one line before any model loads). ``choices`` are the names the
+    """The backend ``name`` over ``args`` (its executable, package or URL, and the Lean
+    version of ``lean_project``'s ``lean-toolchain`` checked here, so this is the early check:
+    one line before any model loads). ``choices`` are the names the
     caller accepts, ``flag`` the option that chose it (named in the error)."""
     if name not in choices:
         raise ConfigError(
             f"{flag}: unknown or unsupported backend '{name}' here",
             hint=f"choose one of: {', '.join(choices)}",
         )
+    if args.lean_project and (Path(args.lean_project) / "lean-toolchain").is_file():
+        from leantrain.lean.toolchain import check_toolchain
+
+        # a project on a Lean version the backend does not support: one line, now
+        check_toolchain(args.lean_project, name)
     if name == "repl":
         from leantrain.lean.repl import ReplBackend
 
