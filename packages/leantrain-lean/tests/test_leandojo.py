@@ -137,3 +137,13 @@ def test_without_a_lean_toolchain_it_fails_in_one_line(monkeypatch):
     with pytest.raises(MissingDependencyError, match="lake") as info:
         LeanDojoBackend()
     assert "elan" in info.value.one_line()
+
+
+def test_a_multi_line_tactic_stays_one_tactic_in_the_recheck():
+    from leantrain.lean.leandojo import split_tactics
+
+    assert split_tactics("intro h\ncases h with\n  | inl a => simp\n\nexact x") == [
+        "intro h",
+        "cases h with\n  | inl a => simp",
+        "exact x",
+    ]

@@ -182,8 +182,8 @@ class LeanDojoBackend:
         return LeanDojoSession(self, theorem)
 
     def check(self, theorem: Any, proof: str) -> CheckResult:
-        """Re-check ``proof`` (tactics, one per line) in a new ``Dojo``: the tactics run in
-        order from the theorem's start and must finish it. LeanDojo prints no axiom report, so
+        """Re-check ``proof`` (tactics, one per line; :func:`split_tactics`) in a new ``Dojo``:
+        the tactics run in order from the theorem's start and must finish it. LeanDojo prints no axiom report, so
         ``axioms`` is ``()`` and ``detail`` says so; ``native_decide`` is refused by name
         (it would add ``Lean.ofReduceBool`` unseen)."""
         if "native_decide" in proof or "ofReduceBool" in proof:
@@ -198,7 +198,7 @@ class LeanDojoBackend:
             return CheckResult("error", detail=e.one_line())
         ld = self.lean_dojo
         try:
-            tactics = [t for t in proof.split("\n") if t.strip()]
+            tactics = split_tactics(proof)
             for i, tactic in enumerate(tactics):
                 result = dojo.run_tac(state, tactic)
                 if isinstance(result, ld.ProofFinished):
@@ -220,6 +220,20 @@ class LeanDojoBackend:
 
     def close(self) -> None:
         """Nothing held between theorems (each session holds its own Dojo)."""
+
+
+def split_tactics(proof: str) -> list[str]:
+    """The tactics of a proof text, one per line; an indented line continues the tactic above
+    it (a multi-line tactic of a search's proof)."""
+    tactics: list[str] = []
+    for line in proof.split("\n"):
+        if not line.strip():
+            continue
+        if line[:1].isspace() and tactics:
+            tactics[-1] += "\n" + line
+        else:
+            tactics.append(line)
+    return tactics
 
 
 def _exit(context: Any) -> None:
