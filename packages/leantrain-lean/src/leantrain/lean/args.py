@@ -33,8 +33,9 @@ SEARCH_BACKENDS = ("repl", "pantograph", "leandojo")
 
 @dataclass
 class LeanArgs(Group):
-    """How to reach Lean: the REPL command and project, the Kimina server's URL, timeouts,
-    a memory cap and the axioms a proof may use."""
+    """How Lean is reached: REPL command and project, Kimina URL, timeouts, memory, axioms.
+
+    One group composed by every command that asks Lean (``prove``, ``grpo``, ``verify``)."""
 
     repl_command: str = setting(
         DEFAULT_REPL_COMMAND,

@@ -24,8 +24,9 @@ from leantrain.lean.args import CHECK_BACKENDS, LeanArgs
 
 @dataclass
 class VerifyArgs(Group):
-    """What ``leantrain verify`` re-checks and with which backend (Lean is reached with
-    :class:`LeanArgs`)."""
+    """What ``leantrain verify`` re-checks, and with which backend.
+
+    How Lean is reached is :class:`LeanArgs`."""
 
     proofs: str = setting(
         help="The proofs to re-check: a prover's proofs.json, or a JSONL of {name, "
