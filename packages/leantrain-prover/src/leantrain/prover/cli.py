@@ -71,9 +71,9 @@ def run(argv: list[str]) -> int:
         limit=cfg.max_theorems,
     )
     backend = make_backend(cfg)  # a missing REPL, Lean or lean-dojo: said before anything else
-    check_traced = getattr(backend, "check_traced", None)
-    if callable(check_traced):  # leandojo: an untraced repository, before any model loads
-        check_traced(theorems)
+    from leantrain.prover.prover import check_theorems
+
+    check_theorems(backend, theorems)  # an untraced repository, no --lean-project: one line
     if not cfg.output_dir:
         raise ConfigError("prove needs --output-dir", hint="--output-dir proofs/new")
     metric = str(getattr(backend, "metric", "proof rate"))
