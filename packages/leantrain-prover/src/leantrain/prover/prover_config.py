@@ -13,8 +13,9 @@ from typing import Any
 from leantrain.core.config import check_numbers, validate_fields
 from leantrain.lean.args import LeanArgs
 
-BACKENDS = ("replay", "repl", "pantograph", "leandojo", "kimina")
-"""``kimina`` is listed to be refused in one line: it checks whole proofs only (no search)."""
+BACKENDS = ("replay", "repl", "pantograph", "leandojo")
+"""What ``prove`` searches on (``backend`` is LeanArgs'; ``kimina`` is refused in one line:
+it checks whole proofs only)."""
 
 UNTRACKED_KEYS = frozenset(
     {
@@ -36,9 +37,10 @@ Lean is reached (a REPL binary moved, a server on another port), not what it is 
 
 @dataclass
 class ProverConfig(LeanArgs):
-    """Settings of a proof-search run (see each field's help); how Lean is reached
-    (``repl_command``, ``lean_project``, ``url``, ``tactic_timeout``, ``start_timeout``,
-    ``memory_limit_mb``, ``allowed_axioms``) is leantrain-lean's :class:`LeanArgs`."""
+    """Settings of a proof-search run (see each field's help); the backend and how Lean is
+    reached (``backend`` — default ``replay`` here —, ``repl_command``, ``lean_project``,
+    ``url``, ``tactic_timeout``, ``start_timeout``, ``memory_limit_mb``, ``allowed_axioms``)
+    are leantrain-lean's :class:`LeanArgs`."""
 
     generator: str = field(
         default="",
@@ -108,16 +110,6 @@ class ProverConfig(LeanArgs):
     max_theorems: int | None = field(
         default=None, metadata={"help": "Prove at most this many theorems of the split."}
     )
-    backend: str = field(
-        default="replay",
-        metadata={
-            "help": "repl: the Lean REPL (--repl-command, --lean-project); pantograph: "
-            "PyPantograph; leandojo: LeanDojo's Dojo (a traced repository); replay: offline, the "
-            "export's traced proofs (the replay proof rate, a lower bound). kimina checks whole "
-            "proofs only: use it with 'leantrain verify'.",
-            "choices": BACKENDS,
-        },
-    )
     output_dir: str = field(
         default="",
         metadata={
@@ -173,6 +165,7 @@ class ProverConfig(LeanArgs):
 
     def __post_init__(self) -> None:
         validate_fields(self)  # LeanArgs' constraints and check_group
+        self.backend = self.backend_or("replay")  # prove's default backend
         check_numbers(
             self,
             {
