@@ -100,4 +100,11 @@ def run(argv: list[str]) -> int:
 
 def register() -> list[Command]:
     """The ``prove`` command of the ``leantrain`` CLI."""
-    return [Command("prove", "prove theorems with the trained models (best-first search)", run)]
+    return [
+        Command(
+            "prove",
+            "prove theorems with the trained models (best-first search)",
+            run,
+            metrics=("replay_proof_rate", "proof_rate"),
+        )
+    ]
