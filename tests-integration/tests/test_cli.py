@@ -33,6 +33,8 @@ def test_help_lists_every_installed_command():
         "llm",
         "retrieval",
         "progress",
+        "prove",
+        "verify",
     ):
         assert f"\n  {name} " in out.stdout, name
     assert "warning" not in out.stderr

@@ -41,29 +41,29 @@ PACKAGES = {
     ),
     "leantrain-llm": (
         "leantrain.llm",
-        ["leantrain-core", "leantrain-tactics"],
-        ["lightning", "pytorch_lightning", "leantrain.export", "verl", "ray"],
-        ["sft", "grpo", "llm"],
+        ["leantrain-core", "leantrain-lean", "leantrain-tactics"],
+        ["lightning", "pytorch_lightning", "leantrain.export", "verl", "ray", "lean_dojo"],
+        ["sft", "grpo", "llm", "verify"],
     ),
     "leantrain-prover": (
         "leantrain.prover",
-        ["leantrain-core", "leantrain-tactics", "leantrain-llm"],
+        ["leantrain-core", "leantrain-lean", "leantrain-tactics", "leantrain-llm"],
         ["lightning", "pytorch_lightning", "leantrain.export", "lean_dojo"],
-        ["prove", "sft", "grpo", "llm"],
+        ["prove", "sft", "grpo", "llm", "verify"],
     ),
     "leantrain-lean": (
         "leantrain.lean",
         ["leantrain-core"],
         ["torch", "transformers", "trl", "lean_dojo", "pantograph", "leantrain.prover"],
-        [],
+        ["verify"],
     ),
     # verl resolves apart from the workspace's default environment (transformers<5.11):
     # from its wheel it installs with its own transformers; never vLLM / SGLang by default
     "leantrain-verl": (
         "leantrain.verl",
-        ["leantrain-core", "leantrain-tactics", "leantrain-llm"],
+        ["leantrain-core", "leantrain-lean", "leantrain-tactics", "leantrain-llm"],
         ["vllm", "sglang", "lightning", "leantrain.export", "leantrain.progress"],
-        ["sft", "grpo", "llm", "verl"],
+        ["sft", "grpo", "llm", "verl", "verify"],
     ),
 }
 

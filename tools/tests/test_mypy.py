@@ -1,4 +1,4 @@
-"""leantrain-core, leantrain-export and leantrain-prover type-check with mypy (configured in the
+"""leantrain-core, leantrain-export, leantrain-prover and leantrain-lean type-check with mypy (configured in the
 root pyproject)."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ CHECKED = [
     "packages/leantrain-core/src",
     "packages/leantrain-export/src",
     "packages/leantrain-prover/src",
+    "packages/leantrain-lean/src",
 ]
 
 

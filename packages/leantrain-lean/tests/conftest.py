@@ -8,6 +8,7 @@ import pytest
 from leantrain.lean import ReplBackend
 
 FAKE = Path(__file__).parent / "fake_repl.py"
+sys.path.insert(0, str(Path(__file__).parent))  # fake_lean_dojo
 
 
 MATHLIB_HEADER = (

@@ -236,6 +236,7 @@ def test_registry_lists_builtins():
         "reference_match",
         "length_penalty",
         "premise_mention",
-        "lean_verified",
+        "lean",
+        "lean_verified",  # the old name of lean (PORTING.md)
     ):
         assert name in REWARDS

@@ -9,6 +9,8 @@ import pytest
 from leantrain.core.sample import sample_data_dir
 
 sys.path.insert(0, str(Path(__file__).parent))
+# leantrain-lean's fakes (fake_lean_dojo, fake_repl) serve the prover's backend tests too
+sys.path.insert(1, str(Path(__file__).resolve().parents[2] / "leantrain-lean" / "tests"))
 
 
 @pytest.fixture(autouse=True)

@@ -15,10 +15,9 @@ OTHER = "p q : Prop\nhp : p\n⊢ p ∨ q"
 
 @pytest.fixture(scope="module")
 def tiny():
-    from leantrain.llm import build_tiny_model
-
-    model, tokenizer = build_tiny_model(seed=3)
-    return model, tokenizer
+    """The tiny model with its EOS made likely enough that candidates finish (an unfinished
+    candidate is dropped, see test_a_tactic_cut_off_at_max_new_tokens_never_reaches_lean)."""
+    return _eos_biased(3, 3.0)
 
 
 def _generator(tiny, **kw):
@@ -194,6 +193,24 @@ def test_candidates_are_distinct_and_sorted(tiny):
     assert [lp for _, lp in cands] == sorted((lp for _, lp in cands), reverse=True)
 
 
+def test_a_tactic_cut_off_at_max_new_tokens_never_reaches_lean(tiny):
+    """Each candidate has its finish reason: ``stop`` with the end-of-turn token, ``length``
+    when cut off. ``propose`` (what the search runs) drops the cut-off ones and counts them."""
+    model, tokenizer = _eos_biased(3, -20.0)  # never writes EOS: every candidate is cut off
+    gen = HFGenerator(model, tokenizer, system_prompt=DEFAULT_SYSTEM_PROMPT, max_new_tokens=4)
+    [cands] = gen.candidates([STATE], 3)
+    assert cands and {reason for _, _, reason in cands} == {"length"}
+    assert gen.propose([STATE], 3) == [[]]
+    assert gen.unfinished == len(cands)
+    finishing = _generator(tiny)
+    [cands] = finishing.candidates([STATE], 4)
+    reasons = {reason for _, _, reason in cands}
+    assert "stop" in reasons
+    [kept] = finishing.propose([STATE], 4)
+    assert kept == [(t, lp) for t, lp, reason in cands if reason == "stop"]
+    assert finishing.unfinished == sum(reason == "length" for _, _, reason in cands)
+
+
 def test_a_batch_of_states_gives_what_each_state_gives_alone(tiny):
     gen = _generator(tiny)
     together = gen.propose([STATE, OTHER], 3)
@@ -203,9 +220,9 @@ def test_a_batch_of_states_gives_what_each_state_gives_alone(tiny):
         assert [lp for _, lp in a] == pytest.approx([lp for _, lp in b], abs=1e-3)
 
 
-def test_sampling_returns_scored_candidates(tiny):
+def test_sampling_returns_scored_candidates():
     torch.manual_seed(0)
-    [cands] = _generator(tiny, decoding="sample").propose([STATE], 3)
+    [cands] = _generator(_eos_biased(3, 5.0), decoding="sample").propose([STATE], 3)
     assert cands and all(lp < 0 for _, lp in cands)
 
 

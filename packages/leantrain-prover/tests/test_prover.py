@@ -31,8 +31,9 @@ class Oracle:
         return [[("nonsense", -0.1), *self.table.get(s, [])][:k] for s in states]
 
 
-class Killed(Exception):
-    pass
+class Killed(BaseException):
+    """A kill (KeyboardInterrupt, SystemExit are BaseExceptions): an Exception would now be
+    that theorem's ``error`` row and the run would go on."""
 
 
 def _prover(data, out, gen, **kw):

@@ -51,34 +51,46 @@ def test_weights_and_breakdown():
     assert set(score("simp", None)) == {"score", "format", "no_sorry", "reference_match"}
 
 
-def test_lean_verified_with_a_scripted_lean():
-    from dataclasses import dataclass
+def test_the_lean_reward_through_the_contract():
+    """VERL's Lean reward is leantrain's ``lean`` (leantrain-lean's contract, same soundness
+    rules): a tactic that changes the state scores, one Lean refuses does not, ``sorry`` never
+    reaches Lean; ``lean_verified`` is its old name."""
+    from leantrain.lean import Outcome, State
 
-    @dataclass(frozen=True)
-    class TacticState:
-        pp: str
-        id: int = 0
+    sent = []
 
-    @dataclass(frozen=True)
-    class ProofFinished:
-        id: int = 0
+    class Session:
+        initial_state = State("n : ℕ\n⊢ n + 0 = n")
 
-    class Dojo:
-        def __init__(self, theorem, timeout):
+        def run(self, state, tactic):
+            sent.append(tactic)
+            if tactic == "rw [Nat.add_zero]":
+                return Outcome("state", State("n : ℕ\n⊢ n = n"))
+            return Outcome("error", message="unknown tactic")
+
+        def close(self):
             pass
 
-        def __enter__(self):
-            return self, TacticState("⊢ start")
+    class Lean:
+        name, metric = "repl", "proof rate"
 
-        def __exit__(self, *exc):
-            return False
+        def start(self, theorem):
+            return Session()
 
-        def run_tac(self, state, tactic):
-            return ProofFinished() if tactic == "simp" else TacticState("⊢ start")
+        def close(self):
+            pass
 
-    spec = [{"name": "lean_verified", "dojo_factory": Dojo}]
-    assert score("simp", spec)["score"] == 1.0
-    assert score("skip", spec)["score"] < 1.0
+    extra = {**EXTRA, "formal_statement": "theorem thm (n : ℕ) : n + 0 = n", "header": ""}
+
+    def lean_score(text, spec):
+        return compute_score("leantrain/lean4_tactic", text, "", extra, rewards=spec)["score"]
+
+    for name in ("lean", "lean_verified"):
+        spec = [{"name": name, "backend": "repl", "lean_backend": Lean()}]
+        assert lean_score("rw [Nat.add_zero]", spec) == 1.0
+        assert lean_score("skip", spec) == 0.0
+    sent.clear()
+    assert lean_score("sorry", spec) == 0.0 and sent == []
 
 
 def test_progress_reward_with_a_predictor():

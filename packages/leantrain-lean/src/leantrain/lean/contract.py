@@ -11,9 +11,9 @@ Timeouts are separate: ``start_timeout`` for what must happen before the first t
 (elaborating the imports, setting the theorem up) and ``tactic_timeout`` per tactic; both are
 arguments of each backend.
 
-The names and shapes of :class:`State`, :class:`Outcome`, :class:`BackendError` and
-:class:`SessionCrashed` are those of ``leantrain.prover.backend``, so the prover's best-first
-search runs on these sessions unchanged.
+:class:`State`, :class:`Outcome`, :class:`BackendError`, :class:`SessionCrashed` and
+:data:`NO_GOALS` are re-exported by ``leantrain.prover.backend``: the prover's best-first
+search runs on these sessions.
 """
 
 from __future__ import annotations

@@ -226,4 +226,5 @@ def check_proof(
     refused = screen_proof(proof)
     if refused is not None:
         return Verdict("rejected", refused)
-    return judge(backend.check(theorem, proof), theorem.name, allowed_axioms)
+    name = getattr(theorem, "name", None) or getattr(theorem, "full_name", "")  # LeanDojo's
+    return judge(backend.check(theorem, proof), str(name), allowed_axioms)

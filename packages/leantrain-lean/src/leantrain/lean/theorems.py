@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from leantrain.core.errors import DataError
 from leantrain.lean.contract import LeanTheorem
@@ -99,3 +100,70 @@ def _theorem(row: dict[str, object], where: str) -> LeanTheorem:
     except ValueError as e:
         raise DataError(where, str(e), field="formal_statement") from None
     return theorem
+
+
+def _offset(lines: list[str], pos: tuple[int, int] | list[int]) -> int:
+    """The character offset of LeanDojo's ``[line, column]`` (both from 1) in ``lines``."""
+    line, column = int(pos[0]), int(pos[1])
+    if not 1 <= line <= len(lines):
+        raise ValueError(f"line {line} is outside the file ({len(lines)} lines)")
+    return sum(len(x) for x in lines[: line - 1]) + max(column - 1, 0)
+
+
+def _statement_end(text: str) -> int:
+    """Where the top-level ``:=`` of a declaration is (-1 when there is none)."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([{⦃⟨":
+            depth += 1
+        elif ch in ")]}⦄⟩":
+            depth -= 1
+        elif ch == ":" and depth == 0 and text.startswith(":=", i):
+            return i
+    return -1
+
+
+def theorem_from_source(
+    source: str, start: tuple[int, int] | list[int], name: str, *, where: str = ""
+) -> LeanTheorem:
+    """The theorem declared at ``start`` (LeanDojo's ``[line, column]``) in the Lean file text
+    ``source``: its statement up to the top-level ``:=``, and everything before it in the file
+    as its header (imports, ``open``, ``namespace``, earlier declarations). ``ValueError``
+    saying what is wrong otherwise."""
+    lines = source.splitlines(keepends=True)
+    begin = _offset(lines, start)
+    decl = source[begin:]
+    end = _statement_end(decl)
+    if end < 0:
+        raise ValueError("no ':=' after the declaration (a 'where' or match proof?)")
+    short = name.rsplit(".", 1)[-1]
+    theorem = LeanTheorem.parse(decl[:end], source[:begin].rstrip(), name=short, source=where)
+    return theorem
+
+
+class ProjectSources:
+    """Statements of an export's theorems read from the Lean project's files (each file read
+    once): ``theorem(record)`` for a record with ``file_path``, ``full_name``, ``start``."""
+
+    def __init__(self, lean_project: str | Path) -> None:
+        self.root = Path(lean_project)
+        self._files: dict[str, str] = {}
+
+    def theorem(self, record: Any) -> LeanTheorem:
+        """The :class:`LeanTheorem` of ``record``; ``ValueError`` naming the file otherwise."""
+        file_path = str(record.file_path)
+        name = str(record.full_name)
+        start = record.start
+        where = f"{self.root / file_path}:{start[0]}"
+        if file_path not in self._files:
+            try:
+                self._files[file_path] = (self.root / file_path).read_text(encoding="utf-8")
+            except OSError as e:
+                raise ValueError(
+                    f"{self.root / file_path}: cannot read it ({e.strerror}); is --lean-project "
+                    "the repository the export was traced from, at its commit?"
+                ) from None
+        try:
+            return theorem_from_source(self._files[file_path], start, name, where=where)
+        except ValueError as e:
+            raise ValueError(f"{where}: {name}: {e}") from None

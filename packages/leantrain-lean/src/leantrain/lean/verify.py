@@ -26,15 +26,32 @@ from leantrain.lean.theorems import split_statement
 
 
 def proof_item(
-    record: Mapping[str, Any], *, header: str = "", path: str | Path | None = None, index: int = 0
+    record: Mapping[str, Any],
+    *,
+    header: str = "",
+    path: str | Path | None = None,
+    index: int = 0,
+    sources: Any = None,
 ) -> tuple[LeanTheorem, str]:
-    """``(theorem, proof text)`` of one proof record (:class:`DataError` naming the field)."""
+    """``(theorem, proof text)`` of one proof record (:class:`DataError` naming the field).
+
+    With ``sources`` (a :class:`~leantrain.lean.theorems.ProjectSources` of the Lean project),
+    a record of an export's theorem without a ``header`` (``file_path``, ``start``,
+    ``full_name``) is read from the project's file, as the prover read it."""
 
     def bad(field: str, message: str) -> DataError:
         return DataError(path, message, index=index, field=field)
 
     if not isinstance(record, Mapping):
         raise DataError(path, "not a JSON object", index=index)
+    if sources is not None and "header" not in record and "start" in record:
+        try:
+            from types import SimpleNamespace
+
+            theorem = sources.theorem(SimpleNamespace(**record))
+        except (TypeError, ValueError) as e:
+            raise bad("file_path", str(e)) from None
+        return theorem, _proof_text(record, bad)
     statement = record.get("formal_statement", record.get("theorem_statement"))
     if not isinstance(statement, str) or not statement.strip():
         raise bad("theorem_statement", "missing: a proof record needs its statement")
@@ -44,6 +61,19 @@ def proof_item(
     if own_header is None:
         own_header, statement = split_statement(statement)
         own_header = "\n".join(h for h in (header.strip(), own_header) if h)
+    proof = _proof_text(record, bad)
+    name = record.get("name") or record.get("full_name")
+    try:
+        theorem = LeanTheorem.parse(
+            statement, own_header, name=None if name is None else str(name).rsplit(".", 1)[-1]
+        )
+    except ValueError as e:
+        raise bad("theorem_statement", str(e)) from None
+    return theorem, proof
+
+
+def _proof_text(record: Mapping[str, Any], bad: Any) -> str:
+    """The record's ``proof``, or its ``traced_tactics``' tactics one per line."""
     proof = record.get("proof")
     if proof is None:
         tactics = record.get("traced_tactics")
@@ -57,14 +87,7 @@ def proof_item(
         proof = "\n".join(lines)
     if not isinstance(proof, str) or not proof.strip():
         raise bad("proof", "expected a non-empty string")
-    name = record.get("name") or record.get("full_name")
-    try:
-        theorem = LeanTheorem.parse(
-            statement, own_header, name=None if name is None else str(name).rsplit(".", 1)[-1]
-        )
-    except ValueError as e:
-        raise bad("theorem_statement", str(e)) from None
-    return theorem, proof
+    return proof
 
 
 def load_proofs(path: str | Path) -> list[dict[str, Any]]:
@@ -94,14 +117,19 @@ def verify(
     *,
     header: str = "",
     allowed_axioms: Sequence[str] = DEFAULT_ALLOWED_AXIOMS,
+    sources: Any = None,
 ) -> list[dict[str, Any]]:
     """Re-check every proof; one row per record: ``name``, ``status``, ``reason``, ``axioms``.
+    ``sources`` reads an export theorem's statement from its Lean project (:func:`proof_item`).
 
     Every record is read (and a bad one reported) before Lean is asked anything. A backend
     with ``check_many`` (Kimina) gets the proofs in batches."""
     path = proofs if isinstance(proofs, (str, Path)) else None
     records = load_proofs(proofs) if isinstance(proofs, (str, Path)) else list(proofs)
-    items = [proof_item(r, header=header, path=path, index=i) for i, r in enumerate(records)]
+    items = [
+        proof_item(r, header=header, path=path, index=i, sources=sources)
+        for i, r in enumerate(records)
+    ]
     verdicts: list[Verdict | None] = [None] * len(items)
     to_check: list[int] = []
     for i, (_, proof) in enumerate(items):

@@ -57,7 +57,8 @@ def register() -> list[Command]:
             "GRPO refinement of the tactic generator with reward functions",
             f"{_RUN}:train_with_config",
             groups=("leantrain.llm.grpo_config:GRPOConfig",),
-            light=_LIGHT,
+            # leantrain-lean's settings of the lean reward: a bad --lean-project in a second
+            light=(*_LIGHT, "leantrain.lean.args:LeanArgs"),
             check=f"{_RUN}:check_first_rl",
             description="GRPO refinement of a tactic generator.",
             trainer="leantrain.llm.grpo_trainer:GRPOTrainer",

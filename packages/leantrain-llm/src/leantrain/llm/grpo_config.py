@@ -5,19 +5,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Literal
 
 import trl
 from leantrain.core.config import setting, validate_fields
 from leantrain.core.errors import ConfigError
+from leantrain.lean.args import LeanArgs
 from leantrain.llm.common_config import LeanTrainArguments, world_size
 
 
 @dataclass
-class GRPOConfig(LeanTrainArguments, trl.GRPOConfig):
+class GRPOConfig(LeanTrainArguments, LeanArgs, trl.GRPOConfig):
     """Every ``trl.GRPOConfig`` option, plus leantrain's fields, ``reward_funcs``, ``algorithm``
-    and ``advantage_fn``. Batch settings are checked up front (TRL needs
-    ``batch × processes × steps_per_generation`` divisible by ``num_generations``)."""
+    and ``advantage_fn``, and how the ``lean`` reward reaches Lean (``lean_level`` and
+    leantrain-lean's :class:`LeanArgs`, whose ``backend`` is ``--lean-backend`` here). Batch settings are checked up front
+    (TRL needs ``batch × processes × steps_per_generation`` divisible by ``num_generations``)."""
+
+    lean_level: Literal["tactic", "proof"] = setting(
+        "tactic",
+        "What the lean reward judges: tactic (it runs after the proof prefix and changes the "
+        "state, or finishes a re-checked proof) or proof (a whole proof).",
+    )
 
     output_dir: str | None = setting(
         "runs/grpo", "Run directory (manifest, one model per repo, logs)."
@@ -50,6 +58,11 @@ class GRPOConfig(LeanTrainArguments, trl.GRPOConfig):
 
     def __post_init__(self) -> None:
         validate_fields(self)  # first: the ranges before anything reads the values
+        if self.backend == "replay":
+            raise ConfigError(
+                "--lean-backend replay: the lean reward asks Lean, and replay is no Lean backend",
+                hint="choose one of: repl, kimina, pantograph, leandojo",
+            )
         if not self.reward_funcs:
             raise ConfigError(
                 "GRPO needs at least one reward function",

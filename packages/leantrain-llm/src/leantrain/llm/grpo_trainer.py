@@ -6,7 +6,7 @@ Runs TRL's ``GRPOTrainer``; the only behaviour we change is the advantage comput
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -117,7 +117,35 @@ class GRPOTrainer(LLMTrainer):
     def _build_rewards(self) -> tuple[list[Any], list[float]]:
         from leantrain.llm.rewards import build_reward_funcs
 
-        return build_reward_funcs(self._reward_specs, allow_code=self.config.allow_code)
+        return build_reward_funcs(
+            [self._with_lean_settings(s) for s in self._reward_specs],
+            allow_code=self.config.allow_code,
+        )
+
+    def _with_lean_settings(self, spec: Any) -> Any:
+        """The ``lean`` reward (or its old name ``lean_verified``) gets the config's Lean
+        settings (``lean_level``, :class:`LeanArgs`: ``--lean-backend``, default repl); options
+        the spec gives itself win."""
+        name = (
+            spec
+            if isinstance(spec, str)
+            else spec.get("name")
+            if isinstance(spec, Mapping)
+            else None
+        )
+        if name not in ("lean", "lean_verified"):
+            return spec
+        from dataclasses import asdict
+
+        from leantrain.lean.args import lean_args
+
+        cfg = self.config
+        settings = {**asdict(lean_args(cfg)), "backend": cfg.backend_or("repl")}
+        settings["level"] = cfg.lean_level
+        own = dict(spec) if isinstance(spec, Mapping) else {}
+        if "timeout" in own:  # lean_verified's name of tactic_timeout
+            settings.pop("tactic_timeout")
+        return {"name": name, **settings, **own}
 
     def _after_overrides(self, config: Any, values: dict[str, Any]) -> None:
         if "per_device_train_batch_size" in values:

@@ -92,8 +92,9 @@ def check_first(settings: Any, *, rl: bool = False) -> None:
         create(settings.data_path, split, 1, config=dataset_config(settings, max_samples=1))
 
 
-def check_first_rl(settings: Any) -> None:
-    """:func:`check_first` of a GRPO run (its examples need a reference tactic)."""
+def check_first_rl(settings: Any, lean: Any = None) -> None:
+    """:func:`check_first` of a GRPO run (its examples need a reference tactic); ``lean``
+    (leantrain-lean's ``LeanArgs``, read from the same flags) was checked when it was built."""
     check_first(settings, rl=True)
 
 

@@ -1,9 +1,10 @@
 """leantrain.prover: prove Lean 4 theorems with what leantrain trained.
 
 Best-first proof search (ReProver's algorithm) guided by a tactic generator asked with its
-training prompt, optionally by the progress model, on a ``replay`` backend (offline, the
-export's traced proofs: the **replay proof rate**, a lower bound) or a ``leandojo`` backend
-(Lean through LeanDojo)::
+training prompt, optionally by the progress model, on Lean through leantrain-lean's contract
+(``repl``, ``pantograph``, ``leandojo``; every proof found is re-checked before it counts) or
+on ``replay`` (offline, the export's traced proofs: the **replay proof rate**, a lower
+bound)::
 
     from leantrain.prover import Prover
 
@@ -30,7 +31,7 @@ _EXPORTS = {
     "SessionCrashed": "leantrain.prover.backend",
     "State": "leantrain.prover.backend",
     "HFGenerator": "leantrain.prover.generator",
-    "LeanDojoBackend": "leantrain.prover.leandojo",
+    "LeanDojoBackend": "leantrain.lean.leandojo",
     "PremiseAugmentedGenerator": "leantrain.prover.premise_prompts",
     "PremiseSettings": "leantrain.prover.premise_prompts",
     "Prover": "leantrain.prover.prover",

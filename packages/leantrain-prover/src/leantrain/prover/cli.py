@@ -1,8 +1,9 @@
-"""``leantrain prove``: best-first proof search over a split of an export.
+"""``leantrain prove``: best-first proof search over a split of an export or a benchmark file.
 
 Imported by every ``leantrain`` invocation, so nothing heavy loads at module level. Bad input
 is checked in the order that writes nothing before it is known to be good: settings, theorems,
-backend (Lean and lean-dojo for ``leandojo``), output directory, then the models; only then is
+backend (the REPL command for ``repl``, Lean and lean-dojo and the trace cache for
+``leandojo``), output directory, then the models; only then is
 the output directory created.
 """
 
@@ -35,7 +36,10 @@ def run(argv: list[str]) -> int:
     if not cfg.generator:
         raise ConfigError("prove needs --generator", hint="--generator runs/sft (or a model dir)")
     if not cfg.data:
-        raise ConfigError("prove needs --data", hint="--data EXPORT_DIR (leantrain export merge)")
+        raise ConfigError(
+            "prove needs --data",
+            hint="--data EXPORT_DIR (leantrain export merge) or a benchmark .jsonl",
+        )
     results_file = None
     if cfg.output_dir.endswith(".jsonl"):
         # --out proofs.jsonl: the run (resume state, summary, proofs) goes into proofs/, and
@@ -66,7 +70,10 @@ def run(argv: list[str]) -> int:
         names=cfg.theorems,
         limit=cfg.max_theorems,
     )
-    backend = make_backend(cfg)  # a missing Lean / lean-dojo is said before anything else
+    backend = make_backend(cfg)  # a missing REPL, Lean or lean-dojo: said before anything else
+    from leantrain.prover.prover import check_theorems
+
+    check_theorems(backend, theorems)  # an untraced repository, no --lean-project: one line
     if not cfg.output_dir:
         raise ConfigError("prove needs --output-dir", hint="--output-dir proofs/new")
     metric = str(getattr(backend, "metric", "proof rate"))
@@ -75,7 +82,11 @@ def run(argv: list[str]) -> int:
     # the effective premise settings (also those from the generator's run) are part of the
     # recorded config: another retriever checkpoint into the same --output-dir is refused
     premises = check_premise_settings(premise_settings(cfg), cfg)
-    ResultStore(cfg.output_dir, {**cfg.tracked(), **premises.record(cfg)}, metric).check()
+    from leantrain.prover.prover_config import tracked_defaults
+
+    ResultStore(
+        cfg.output_dir, {**cfg.tracked(), **premises.record(cfg)}, metric, tracked_defaults()
+    ).check()
     prover = Prover(cfg, lean_backend=backend)
     summary = prover.evaluate(theorems)
     where = cfg.output_dir

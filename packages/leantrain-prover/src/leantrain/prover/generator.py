@@ -17,6 +17,11 @@ sees every running sequence) adds the log-probability of the token each sequence
 with, keyed by the sequence's tokens, so beam search's reordering of its beams needs no
 bookkeeping. Only the last two steps' distributions are held, not all of them. Duplicates
 (after whitespace normalisation) and empty tactics are dropped.
+
+Each candidate has a finish reason (:meth:`HFGenerator.candidates`): ``stop`` when the model
+wrote its end-of-turn token, ``length`` when it was cut off at ``max_new_tokens`` (or at the
+theorem's deadline). A cut-off tactic is unfinished text and never reaches Lean:
+:meth:`HFGenerator.propose` drops it and counts it in ``unfinished``.
 """
 
 from __future__ import annotations
@@ -59,6 +64,8 @@ class HFGenerator:
         self.system_prompt = system_prompt
         self.decoding, self.temperature = decoding, temperature
         self.max_new_tokens, self.batch_size = max_new_tokens, batch_size
+        self.unfinished = 0
+        """Candidates dropped because generation cut them off (no end-of-turn token)."""
         self.deadline: float | None = None
         """``time.monotonic()`` past which generation stops (the prover sets it per theorem from
         its timeout): each ``generate`` call gets what is left as ``max_time``, so a slow
@@ -117,8 +124,25 @@ class HFGenerator:
         premises: Sequence[Sequence[str]] | None = None,
     ) -> list[list[tuple[str, float]]]:
         """Up to ``k`` distinct ``(tactic, log-probability)`` per state, most probable first;
-        ``premises`` (one list per state) lead the prompts of a retrieval-augmented model."""
+        ``premises`` (one list per state) lead the prompts of a retrieval-augmented model.
+        Tactics cut off unfinished are dropped (and counted in ``unfinished``)."""
         out: list[list[tuple[str, float]]] = []
+        for row in self.candidates(states, k, premises):
+            kept = [(t, lp) for t, lp, reason in row if reason == "stop"]
+            self.unfinished += len(row) - len(kept)
+            out.append(kept)
+        return out
+
+    def candidates(
+        self,
+        states: Sequence[str],
+        k: int,
+        premises: Sequence[Sequence[str]] | None = None,
+    ) -> list[list[tuple[str, float, str]]]:
+        """Up to ``k`` distinct ``(tactic, log-probability, finish reason)`` per state, most
+        probable first; the reason is ``stop`` (the end-of-turn token was written) or
+        ``length`` (cut off at ``max_new_tokens`` or the deadline)."""
+        out: list[list[tuple[str, float, str]]] = []
         side = self.tokenizer.padding_side
         self.tokenizer.padding_side = "left"  # decoder-only generation continues at the right
         prompts = [
@@ -134,17 +158,19 @@ class HFGenerator:
     def _device(self) -> Any:
         return next(self.model.parameters()).device
 
-    def _propose_batch(self, prompts: list[str], k: int) -> list[list[tuple[str, float]]]:
+    def _propose_batch(self, prompts: list[str], k: int) -> list[list[tuple[str, float, str]]]:
         completion, logprobs = self._generate(prompts, k)
         texts = self.tokenizer.batch_decode(completion, skip_special_tokens=True)
+        eos = self.tokenizer.eos_token_id
+        reasons = ["stop" if eos in row else "length" for row in completion.tolist()]
         out = []
         for i in range(len(prompts)):
-            best: dict[str, tuple[str, float]] = {}
+            best: dict[str, tuple[str, float, str]] = {}
             for j in range(i * k, (i + 1) * k):
                 tactic = texts[j].strip()
                 key = normalize_tactic(tactic)
                 if key and (key not in best or logprobs[j] > best[key][1]):
-                    best[key] = (tactic, logprobs[j])
+                    best[key] = (tactic, logprobs[j], reasons[j])
             out.append(sorted(best.values(), key=lambda tl: -tl[1]))
         return out
 

@@ -7,8 +7,10 @@
     summary = prover.evaluate()          # the split of config.data; resumes in output_dir
     result = prover.prove(theorem)       # one theorem (a Theorem or a LeanDojo record)
 
-The backend is built first (so ``--backend leandojo`` without Lean fails before any model
-loads); the generator, progress model and backend can also be passed in as objects.
+The backend is built first (so ``--backend repl`` without a REPL, or ``leandojo`` without Lean,
+fails before any model loads); the generator, progress model and backend can also be passed in
+as objects. Every proof found on a Lean backend is re-checked before it counts
+(:meth:`Prover.recheck`).
 
 With a retriever (``retriever``, or the one the generator's prompt.json records) each prompt is
 led by the premises accessible from the theorem, retrieved for the state
@@ -17,6 +19,7 @@ led by the premises accessible from the theorem, retrieved for the state
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -24,6 +27,7 @@ from typing import Any
 from leantrain.core.config import config_from_dict
 from leantrain.core.errors import ConfigError, DataError
 from leantrain.core.schemas import Theorem
+from leantrain.lean.soundness import Verdict
 from leantrain.prover.backend import Backend, BackendError
 from leantrain.prover.premise_prompts import (
     PremiseAugmentedGenerator,
@@ -46,17 +50,47 @@ from leantrain.prover.theorems import as_theorem, load_split, repository, theore
 from leantrain.tactics.premises import PremiseSource
 
 
-def make_backend(config: ProverConfig) -> Backend:
-    """The backend ``config.backend`` names (the leandojo one checks Lean and lean-dojo here)."""
+def make_backend(config: ProverConfig, *, lean_dojo: Any = None, pantograph: Any = None) -> Backend:
+    """The backend ``config.backend`` names, built from the config's :class:`LeanArgs` (its
+    executable, package or Lean toolchain checked here: one line before any model loads).
+    ``kimina`` is refused: the Kimina server checks whole proofs and cannot search."""
     if config.backend == "replay":
         from leantrain.prover.replay import ReplayBackend
 
         return ReplayBackend()
-    if config.backend == "leandojo":
-        from leantrain.prover.leandojo import LeanDojoBackend
+    if config.backend == "kimina":
+        raise ConfigError(
+            "--backend kimina checks whole proofs only and cannot run a proof search",
+            hint="search with --backend repl or pantograph; re-check the found proofs with "
+            "'leantrain verify OUTPUT_DIR/proofs.json --backend kimina --url …'",
+        )
+    if config.backend == "leandojo":  # LeanDojo opens the theorem records themselves
+        from leantrain.lean import LeanDojoBackend
 
-        return LeanDojoBackend(config.tactic_timeout)
-    raise ConfigError(f"unknown backend '{config.backend}'", hint="choose replay or leandojo")
+        return LeanDojoBackend(config.tactic_timeout, config.start_timeout, lean_dojo=lean_dojo)
+    from leantrain.lean import SEARCH_BACKENDS, build_backend
+
+    inner = build_backend(
+        config.backend_or("replay"), config, choices=SEARCH_BACKENDS, pantograph=pantograph
+    )
+    from leantrain.prover.backend import LeanContractBackend
+
+    return LeanContractBackend(inner, config.lean_project)
+
+
+def check_theorems(backend: Any, theorems: list[Theorem]) -> None:
+    """What the backend can say about ``theorems`` before any search (and any model load): an
+    untraced repository (``leandojo``: ``check_traced``), statements it cannot read
+    (``repl`` / ``pantograph`` without ``--lean-project``: ``check_theorems``). One line."""
+    for hook in ("check_traced", "check_theorems"):
+        fn = getattr(backend, hook, None)
+        if callable(fn):
+            fn(theorems)
+
+
+def _exception_line(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    return f"{type(e).__name__}: {text}"[:500] if text else type(e).__name__
 
 
 def load_progress(path: str, device: str | None) -> StepsPredictor:
@@ -76,11 +110,22 @@ def load_progress(path: str, device: str | None) -> StepsPredictor:
 
 
 def traced_record(theorem: Theorem, result: SearchResult) -> dict[str, Any]:
-    """The theorem with the found proof as its ``traced_tactics`` (LeanDojo's format)."""
+    """The theorem with the found proof as its ``traced_tactics`` (LeanDojo's format); a
+    benchmark theorem keeps its ``header``, so ``leantrain verify`` re-checks it as it is."""
     record = {
         k: v
         for k, v in theorem.to_json().items()
-        if k in ("url", "commit", "file_path", "full_name", "theorem_statement", "start", "end")
+        if k
+        in (
+            "url",
+            "commit",
+            "file_path",
+            "full_name",
+            "theorem_statement",
+            "header",
+            "start",
+            "end",
+        )
     }
     record["traced_tactics"] = [
         {
@@ -193,15 +238,20 @@ class Prover:
         return str(getattr(self.backend, "metric", "proof rate"))
 
     def search(self, theorem: Theorem | Mapping[str, Any]) -> SearchResult:
-        """Best-first search on one theorem; a theorem the backend cannot start is ``crashed``
-        with the reason in ``error``."""
+        """Best-first search on one theorem; a theorem the backend cannot start is
+        ``init_failed`` with the reason in ``error``; any exception of the backend or the
+        generator ends it as ``error`` naming the exception's class (the run goes on)."""
         theorem = as_theorem(theorem)
         start = time.monotonic()
         try:
             session = self.backend.start(theorem)
         except BackendError as e:
             return SearchResult(
-                "crashed", nodes=0, time_s=time.monotonic() - start, error=e.one_line()
+                "init_failed", nodes=0, time_s=time.monotonic() - start, error=e.one_line()
+            )
+        except Exception as e:  # LeanDojo's asserts, an OOM: this theorem only
+            return SearchResult(
+                "error", nodes=0, time_s=time.monotonic() - start, error=_exception_line(e)
             )
         generator: TacticGenerator = self.generator
         if self.premise_source is not None:
@@ -211,18 +261,61 @@ class Prover:
         if timed:  # generation itself stops at the theorem's timeout (HFGenerator)
             inner.deadline = time.monotonic() + float(self.settings.timeout or 0)
         try:
-            return best_first_search(session, generator, self.settings, progress=self.progress)
+            result = best_first_search(session, generator, self.settings, progress=self.progress)
+        except Exception as e:  # a CUDA OOM, a backend's bug: this theorem is an error row
+            result = SearchResult(
+                "error", time_s=time.monotonic() - start, error=_exception_line(e)
+            )
         finally:
             if timed:
                 inner.deadline = None
-            session.close()
+            with contextlib.suppress(Exception):  # a dead process: nothing left to release
+                session.close()
+        if result.status == "crashed":  # the backend died and could not be restarted
+            result.status = "error"
+        return result
+
+    def recheck(self, theorem: Theorem, proof: str) -> Verdict | None:
+        """The whole-theorem re-check of a found proof in a fresh environment
+        (:func:`leantrain.lean.check_proof`); ``None`` under ``replay``, whose proofs are the
+        traced ones and are not re-checked. A backend that cannot check is a rejection."""
+        from leantrain.lean import Verdict, check_proof
+
+        backend: Any = self.backend
+        if backend.name == "replay":
+            return None
+        if not callable(getattr(backend, "check", None)):
+            return Verdict("rejected", f"the {backend.name} backend cannot re-check a proof")
+        target: Any = theorem
+        to_lean = getattr(backend, "lean_theorem", None)
+        if callable(to_lean):  # check with the statement Lean was asked about
+            target, backend = to_lean(theorem), backend.inner
+        try:
+            return check_proof(backend, target, proof, self.config.allowed_axioms)
+        except Exception as e:
+            return Verdict("error", f"the re-check failed: {_exception_line(e)}")
 
     def prove(self, theorem: Theorem | Mapping[str, Any], split: str = "") -> dict[str, Any]:
         """Prove one theorem; its result row: ``proved``, ``proof`` (tactics), ``status``,
-        ``expansions``, ``tactics_tried``, ``nodes``, times, ``error``, and ``traced`` (the
-        theorem with the proof as ``traced_tactics``, ``None`` when not proved)."""
+        ``expansions``, ``tactics_tried``, ``nodes``, times, ``error``, ``checked`` (the
+        proof passed the whole-theorem re-check), ``axioms`` (those it uses),
+        ``tactics_cut_off`` (generated tactics dropped unfinished), and ``traced`` (the
+        theorem with the proof as ``traced_tactics``, ``None`` when not proved).
+
+        Sound by construction: a proof the search found counts only when the re-check in a
+        fresh environment passes (:meth:`recheck`); otherwise the row is ``rejected`` with the
+        reason in ``error``, and the proof does not enter ``proofs.json``. Under ``replay`` the
+        traced proofs count unchecked (``checked`` is false)."""
         theorem = as_theorem(theorem)
+        cut_before = int(getattr(self.generator, "unfinished", 0))
         result = self.search(theorem)
+        cut_off = int(getattr(self.generator, "unfinished", 0)) - cut_before
+        verdict = None
+        if result.proved:
+            verdict = self.recheck(theorem, "\n".join(s.tactic for s in result.proof))
+            if verdict is not None and not verdict.proved:
+                result.status = "rejected"
+                result.error = f"{verdict.status}: {verdict.reason}"
         return {
             "id": theorem_id(theorem),
             "full_name": theorem.full_name,
@@ -240,6 +333,9 @@ class Prover:
             "generator_time_s": round(result.generator_time_s, 4),
             "backend_time_s": round(result.backend_time_s, 4),
             "error": result.error,
+            "checked": verdict is not None and verdict.proved,
+            "axioms": None if verdict is None or verdict.axioms is None else list(verdict.axioms),
+            "tactics_cut_off": cut_off,
             "traced": traced_record(theorem, result) if result.proved else None,
         }
 
@@ -258,7 +354,9 @@ class Prover:
         """The result store of ``config.output_dir`` (``None`` without one); not yet opened."""
         if not self.config.output_dir:
             return None
-        return ResultStore(self.config.output_dir, self.tracked(), self.metric)
+        from leantrain.prover.prover_config import tracked_defaults
+
+        return ResultStore(self.config.output_dir, self.tracked(), self.metric, tracked_defaults())
 
     def tracked(self) -> dict[str, Any]:
         """What ``prover_config.json`` records and a resume must share: the config's tracked
@@ -283,6 +381,7 @@ class Prover:
         todo = [as_theorem(t) for t in (self.load_theorems() if theorems is None else theorems)]
         if not todo:
             raise DataError(None, "no theorems to prove", hint="check --data, --split, --theorems")
+        check_theorems(self.backend, todo)
         store = self.store()
         done = store.open() if store is not None else set()
         rows = list(store.rows) if store is not None else []

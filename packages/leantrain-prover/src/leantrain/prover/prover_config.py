@@ -10,21 +10,37 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from leantrain.core.config import check_numbers
+from leantrain.core.config import check_numbers, validate_fields
+from leantrain.lean.args import LeanArgs
 
-BACKENDS = ("replay", "leandojo")
+BACKENDS = ("replay", "repl", "pantograph", "leandojo")
+"""What ``prove`` searches on (``backend`` is LeanArgs'; ``kimina`` is refused in one line:
+it checks whole proofs only)."""
 
 UNTRACKED_KEYS = frozenset(
-    {"output_dir", "theorems", "max_theorems", "progress_bar", "device", "generation_batch_size"}
+    {
+        "output_dir",
+        "theorems",
+        "max_theorems",
+        "progress_bar",
+        "device",
+        "generation_batch_size",
+        "repl_command",
+        "url",
+    }
 )
 """Settings that may change between a run and its resumption in the same output directory:
 they choose which theorems are proved and where, not how (a changed search or model is an
-error, since the results would mix two configurations)."""
+error, since the results would mix two configurations). ``repl_command`` and ``url`` say how
+Lean is reached (a REPL binary moved, a server on another port), not what it is asked."""
 
 
 @dataclass
-class ProverConfig:
-    """Settings of a proof-search run (see each field's help)."""
+class ProverConfig(LeanArgs):
+    """Settings of a proof-search run (see each field's help); the backend and how Lean is
+    reached (``backend`` — default ``replay`` here —, ``repl_command``, ``lean_project``,
+    ``url``, ``tactic_timeout``, ``start_timeout``, ``memory_limit_mb``, ``allowed_axioms``)
+    are leantrain-lean's :class:`LeanArgs`."""
 
     generator: str = field(
         default="",
@@ -71,7 +87,10 @@ class ProverConfig:
     )
     data: str = field(
         default="",
-        metadata={"help": "Theorems: an export dir (leantrain export merge), a split dir or file."},
+        metadata={
+            "help": "Theorems: an export dir (leantrain export merge), a split dir or file, or "
+            "a benchmark JSONL file (miniF2F / ProofNet / NuminaMath-LEAN rows)."
+        },
     )
     split: str = field(
         default="test",
@@ -91,14 +110,6 @@ class ProverConfig:
     max_theorems: int | None = field(
         default=None, metadata={"help": "Prove at most this many theorems of the split."}
     )
-    backend: str = field(
-        default="replay",
-        metadata={
-            "help": "replay: offline, the export's traced proofs (reports the replay proof "
-            "rate, a lower bound); leandojo: Lean through LeanDojo (needs Lean and lean-dojo).",
-            "choices": BACKENDS,
-        },
-    )
     output_dir: str = field(
         default="",
         metadata={
@@ -116,9 +127,6 @@ class ProverConfig:
         default=None, metadata={"help": "Most distinct states per theorem (null: no limit)."}
     )
     timeout: float = field(default=600.0, metadata={"help": "Wall-clock seconds per theorem."})
-    tactic_timeout: float = field(
-        default=60.0, metadata={"help": "Seconds Lean may spend on one tactic (leandojo)."}
-    )
     length_normalize: bool = field(
         default=False,
         metadata={"help": "Divide a node's cumulative log-probability by its depth."},
@@ -156,6 +164,8 @@ class ProverConfig:
     progress_bar: bool = field(default=True, metadata={"help": "Show a bar over theorems."})
 
     def __post_init__(self) -> None:
+        validate_fields(self)  # LeanArgs' constraints and check_group
+        self.backend = self.backend_or("replay")  # prove's default backend
         check_numbers(
             self,
             {
@@ -164,7 +174,6 @@ class ProverConfig:
                 "max_nodes": ">=1",
                 "max_theorems": ">=1",
                 "timeout": ">0",
-                "tactic_timeout": ">0",
                 "expansion_batch": ">=1",
                 "temperature": ">0",
                 "max_new_tokens": ">=1",
@@ -181,3 +190,9 @@ class ProverConfig:
         from leantrain.core.config import config_to_dict
 
         return {k: v for k, v in config_to_dict(self).items() if k not in UNTRACKED_KEYS}
+
+
+def tracked_defaults() -> dict[str, Any]:
+    """The tracked settings' defaults: a setting added since an older run recorded its config
+    is no change when it keeps its default (the older run resumes)."""
+    return ProverConfig().tracked()

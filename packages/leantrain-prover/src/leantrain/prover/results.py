@@ -35,16 +35,33 @@ SUMMARY = "summary.json"
 PROOFS = "proofs.json"
 
 
-def _changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    return sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+def _changed(
+    old: Mapping[str, Any], new: Mapping[str, Any], defaults: Mapping[str, Any] | None = None
+) -> list[str]:
+    """Keys whose values differ; a key an older run did not record is unchanged when the new
+    value is its default (a setting added since keeps older runs resumable)."""
+    defaults = defaults or {}
+    return sorted(
+        k
+        for k in set(old) | set(new)
+        if old.get(k) != new.get(k)
+        and not (k not in old and k in defaults and new.get(k) == defaults[k])
+    )
 
 
 class ResultStore:
     """Rows of one run directory: :meth:`open` checks and claims it, :meth:`add` appends."""
 
-    def __init__(self, output_dir: str | Path, config: Mapping[str, Any], metric: str) -> None:
+    def __init__(
+        self,
+        output_dir: str | Path,
+        config: Mapping[str, Any],
+        metric: str,
+        defaults: Mapping[str, Any] | None = None,
+    ) -> None:
         self.dir = Path(output_dir)
         self.config = dict(config)
+        self.defaults = dict(defaults or {})
         self.metric = metric
         self.rows: list[dict[str, Any]] = []
 
@@ -59,7 +76,7 @@ class ResultStore:
                 raise ConfigError(
                     f"{saved}: unreadable ({e})", hint="give a new --output-dir"
                 ) from None
-            changed = _changed(old, self.config)
+            changed = _changed(old, self.config, self.defaults)
             if changed:
                 raise ConfigError(
                     f"{self.dir} holds proof results made with a different config "

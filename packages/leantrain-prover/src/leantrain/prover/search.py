@@ -27,7 +27,12 @@ from typing import Literal, Protocol
 
 from leantrain.prover.backend import NO_GOALS, Session, SessionCrashed, State
 
-Status = Literal["proved", "failed", "budget", "timeout", "crashed"]
+Status = Literal[
+    "proved", "failed", "budget", "timeout", "crashed", "init_failed", "error", "rejected"
+]
+"""How a search ended (``best_first_search``: the first five); the prover adds
+``init_failed`` (the theorem could not be started), ``error`` (an exception; ``crashed``
+becomes ``error`` in its rows) and ``rejected`` (the re-check refused the proof)."""
 
 
 class TacticGenerator(Protocol):

@@ -2,7 +2,9 @@
 
 The rate is named after the backend that measured it: under ``replay`` it is the **replay
 proof rate** (a lower bound on the real proof rate: a proof that differs from the traced one
-counts as a failure), under ``leandojo`` the proof rate.
+counts as a failure), under the Lean backends the proof rate — of re-checked proofs only.
+It is given twice: over every theorem attempted, and over those the backend could start
+(``…_excluding_init_failed``, as ReProver reports it: start-up failures left out).
 """
 
 from __future__ import annotations
@@ -37,9 +39,16 @@ def summarize(rows: Iterable[Mapping[str, Any]], metric: str) -> dict[str, Any]:
         groups["repository"].setdefault(str(r.get("repository", "")), []).append(r)
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1
     n = len(rows) or 1
+    started = [r for r in rows if r.get("status") != "init_failed"]
     return {
         "metric": metric,
         **_counts(rows, key),
+        "init_failed": len(rows) - len(started),
+        f"{key}_excluding_init_failed": (
+            sum(bool(r["proved"]) for r in started) / len(started) if started else 0.0
+        ),
+        "rejected": statuses.get("rejected", 0),
+        "tactics_cut_off": sum(int(r.get("tactics_cut_off", 0) or 0) for r in rows),
         "by_split": {s: _counts(g, key) for s, g in sorted(groups["split"].items())},
         "by_repository": {s: _counts(g, key) for s, g in sorted(groups["repository"].items())},
         "statuses": dict(sorted(statuses.items())),
@@ -58,4 +67,12 @@ def one_line(summary: Mapping[str, Any]) -> str:
     )
     if summary["metric"].startswith("replay"):
         line += " — a lower bound: proofs other than the traced ones count as failures"
+        line += " (replay proofs are the traced ones: not re-checked in Lean)"
+    else:
+        line += " — every proof re-checked in a fresh Lean environment"
+    if summary.get("init_failed"):
+        rest = summary.get(f"{key}_excluding_init_failed", 0.0)
+        line += f"; {100 * rest:.1f} % without the {summary['init_failed']} start-up failures"
+    if summary.get("rejected"):
+        line += f"; {summary['rejected']} found proofs rejected by the re-check"
     return line

@@ -11,7 +11,9 @@ extra keys. A name is resolved in this order:
    ``fn(input_text, response_text, **kwargs) -> float`` (``input_text`` is the proof state,
    ``kwargs`` hold ``ground_truth``, ``extra_info``, ``data_source``);
 2. a leantrain reward (``leantrain.core.registry.REWARDS``: ``format``, ``no_sorry``,
-   ``reference_match``, ``length_penalty``, ``premise_mention``, ``lean_verified``, and
+   ``reference_match``, ``length_penalty``, ``premise_mention``, ``lean`` (Lean's judgement
+   through leantrain-lean's contract, as in ``leantrain grpo``; ``lean_verified`` is its old
+   name), and
    ``progress`` when leantrain-progress is installed), called as in ``leantrain grpo`` with the
    row's columns from ``extra_info``; dicts carry options and ``weight``; ``module:attr`` needs
    ``allow_code``.

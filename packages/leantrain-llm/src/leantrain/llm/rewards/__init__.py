@@ -19,9 +19,12 @@ Built in (registered in :data:`leantrain.core.registry.REWARDS`):
                 ``partial_credit``)
 ``length_penalty``   0 up to ``max_chars``, down to ``-penalty`` at twice that (class)
 ``premise_mention``  fraction of the reference's annotated premises named; None without any
-``lean_verified``    +1 when Lean (``lean_dojo.Dojo``) accepts the tactic after replaying the
-                proof prefix and it advances or closes the goal (class: ``timeout``,
-                ``cache_size``, ``dojo_factory``)
+``lean``        +1 when Lean (leantrain-lean's contract: ``backend`` repl / pantograph /
+                leandojo / kimina) accepts the completion: at ``level`` tactic, the tactic
+                runs after the proof prefix and changes the state, or finishes a proof that
+                passes the whole-theorem re-check; at ``level`` proof, the whole proof passes
+                it (class: ``LeanArgs`` options, ``lean_backend``, ``cache_size``).
+                ``lean_verified`` is its old name (PORTING.md)
 ============== =========================================================================
 
 Registry convention: a ``REWARDS`` entry is either a reward function, or a class / factory
@@ -36,7 +39,7 @@ anything importable. Every built function is wrapped so that its output is valid
 
 from leantrain.llm.rewards.build import RewardSpec, build_reward_funcs
 from leantrain.llm.rewards.calling import declares_messages, wants_messages
-from leantrain.llm.rewards.lean_verified import LeanVerifiedReward, check_lean_toolchain
+from leantrain.llm.rewards.lean import LeanReward
 from leantrain.llm.rewards.text_rewards import (
     LengthPenaltyReward,
     ReferenceMatchReward,
@@ -54,13 +57,12 @@ from leantrain.llm.rewards.validation import (
 )
 
 __all__ = [
-    "LeanVerifiedReward",
+    "LeanReward",
     "LengthPenaltyReward",
     "ReferenceMatchReward",
     "RewardSpec",
     "ValidatedReward",
     "build_reward_funcs",
-    "check_lean_toolchain",
     "completion_text",
     "declares_messages",
     "format_reward",

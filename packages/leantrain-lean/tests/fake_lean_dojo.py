@@ -1,7 +1,7 @@
 """A stand-in for the ``lean_dojo`` module (lean-dojo 4.20), with its API and result classes.
 
 lean-dojo is not installed where these tests run and there is no Lean toolchain, so this
-module mirrors what :mod:`leantrain.prover.leandojo` uses of lean-dojo 4.20's
+module mirrors what :mod:`leantrain.lean.leandojo` uses of lean-dojo 4.20's
 ``lean_dojo/interaction/dojo.py`` and ``data_extraction/lean.py``: the frozen dataclasses
 ``TacticState(pp, id, message)`` (compared by ``pp`` only), ``ProofFinished(tactic_state_id,
 message)``, ``LeanError(error)``, ``ProofGivenUp()``; the exceptions ``DojoInitError``,
@@ -11,7 +11,11 @@ build_deps=True)``, a context manager whose ``__enter__`` returns ``(dojo, initi
 and whose ``run_tac(state, tactic)`` refuses a non-``TacticState``.
 
 The fake Lean behind it is a table of proof moves, like the hand-made trees of the search
-tests; special tactics trigger LeanDojo's other answers (``sorry``, ``slow``, ``crash``).
+tests; special tactics trigger LeanDojo's other answers (``sorry``, ``slow``, ``crash``,
+``boom`` — an exception LeanDojo does not declare). ``is_available_in_cache(repo)`` (lean-dojo's
+``data_extraction.trace``, exported at the top) answers from :data:`TRACED`; each
+``LeanGitRepo`` built is counted in :data:`REPOS`. :data:`SLOW_TIMEOUTS` makes ``slow`` time out only
+so many times (a slow tactic that a fresh Dojo then passes).
 """
 
 from __future__ import annotations
@@ -56,10 +60,26 @@ class DojoInitError(Exception):
     pass
 
 
+REPOS: list[tuple[str, str]] = []
+"""Every LeanGitRepo built: (url, commit)."""
+
+TRACED: set[tuple[str, str]] = {("https://github.com/x/r", "abc")}
+"""The repositories LeanDojo's cache holds."""
+
+
 @dataclass(frozen=True)
 class LeanGitRepo:
     url: str
     commit: str
+
+    def __post_init__(self) -> None:
+        REPOS.append((self.url, self.commit))
+        if self.url == "https://github.com/x/offline":
+            raise ConnectionError("GitHub API rate limit exceeded")
+
+
+def is_available_in_cache(repo: LeanGitRepo) -> bool:
+    return (repo.url, repo.commit) in TRACED
 
 
 @dataclass(frozen=True)
@@ -81,9 +101,13 @@ THEOREMS: dict[str, tuple[str, dict[tuple[str, str], str]]] = {
         {
             ("p q : Prop\n⊢ p → p ∨ q", "intro h"): "p q : Prop\nh : p\n⊢ p ∨ q",
             ("p q : Prop\nh : p\n⊢ p ∨ q", "exact Or.inl h"): "no goals",
+            ("p q : Prop\nh : p\n⊢ p ∨ q", "slow"): "no goals",
         },
     ),
 }
+
+SLOW_TIMEOUTS: dict[str, int | None] = {"left": None}
+"""How many more times ``slow`` times out (``None``: always); after that it runs."""
 
 LOG: list[tuple[Any, ...]] = []
 """What the fake was asked: ("enter", name, timeout), ("run", state id, tactic), ("exit",)."""
@@ -123,7 +147,12 @@ class Dojo:
         assert self._states[state.id] == state, "a state of another Dojo"
         LOG.append(("run", state.id, tactic))
         if tactic == "slow":
-            raise DojoTacticTimeoutError()
+            left = SLOW_TIMEOUTS["left"]
+            if left is None or left > 0:
+                SLOW_TIMEOUTS["left"] = None if left is None else left - 1
+                raise DojoTacticTimeoutError()
+        if tactic == "boom":
+            raise AssertionError("len(goals) == pp.count('⊢')")
         if tactic == "crash":
             raise DojoCrashError("Unexpected EOF")
         if tactic == "sorry":
