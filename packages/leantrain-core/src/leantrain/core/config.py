@@ -58,7 +58,10 @@ _RANGES = {  # constraint → the engine's fields that have it
     "dataloader_num_workers seed beta epsilon",
     (Ge(0), Le(1)): "warmup_ratio",
 }
-_ALIASES = {"per_device_train_batch_size": ("batch_size",), "learning_rate": ("lr",)}
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "per_device_train_batch_size": ("batch_size",),
+    "learning_rate": ("lr",),
+}
 _ALIASES["num_train_epochs"] = ("epochs", "epochs_per_repo")
 ENGINE_FIELDS: dict[str, tuple[Any, tuple[str, ...]]] = {
     **{n: (rule, _ALIASES.get(n, ())) for rule, names in _RANGES.items() for n in names.split()},
@@ -82,7 +85,7 @@ def setting(
     ``--help`` text, its aliases (other names of it in dicts, YAML, flags and keywords) and
     whether the command line gives it as a positional argument. A list default is copied per
     instance."""
-    meta = {"help": help, **({"aliases": tuple(aliases)} if aliases else {})}
+    meta: dict[str, Any] = {"help": help, **({"aliases": tuple(aliases)} if aliases else {})}
     meta.update({"positional": True} if positional else {})
     if default is _MISSING and "default_factory" not in field_kw:
         return dataclasses.field(kw_only=True, metadata=meta, **field_kw)
@@ -383,7 +386,7 @@ def validate_fields(cfg: Any, *, source: str = "keyword arguments") -> None:
     each group's own ``check_group(self)`` runs, base classes first. Groups define
     ``check_group``, not ``__post_init__``, so composing them never cuts an engine's
     ``__post_init__`` chain."""
-    cls = type(cfg)
+    cls: type = type(cfg)
     for name in config_fields(cls):
         value = getattr(cfg, name, None)
         if value is not None and _hints(cls).get(name, Any) != _strip(_hints(cls)[name]):

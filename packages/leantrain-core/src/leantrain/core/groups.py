@@ -27,7 +27,7 @@ class Group:
         super().__init_subclass__(**kw)
         for name, value in (defaults or {}).items():
             owner = next(k for k in cls.__mro__[1:] if name in inspect.get_annotations(k))
-            metadata = owner.__dataclass_fields__[name].metadata
+            metadata = getattr(owner, "__dataclass_fields__")[name].metadata  # noqa: B009
             cls.__annotations__[name] = typing.get_type_hints(owner, include_extras=True)[name]
             setattr(cls, name, dataclasses.field(default=value, metadata=metadata))
 

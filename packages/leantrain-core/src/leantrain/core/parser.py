@@ -178,7 +178,7 @@ def build_parser(
     many = {"*": "[{0} ...]", "+": "{0} [{0} ...]"}
     shown = [
         (
-            many.get(a.nargs, "{0}").format(a.metavar)
+            many.get(str(a.nargs), "{0}").format(a.metavar)
             if not a.option_strings
             else f"{a.option_strings[0]} {a.metavar}"
         )
@@ -242,7 +242,7 @@ def _unknown(groups: Sequence[type], extras: list[str], parser: argparse.Argumen
 
 
 def parse(
-    groups: type | Sequence[type],
+    groups: Any,
     argv: Sequence[str],
     *,
     prog: str | None = None,
@@ -254,7 +254,7 @@ def parse(
     FILE`` and flags (flags win). ``known_only`` ignores settings that are no field of the
     groups: the light-groups-first check before the engine's heavy class is imported."""
     single = isinstance(groups, type)
-    groups = (groups,) if single else tuple(groups)
+    groups = (groups,) if isinstance(groups, type) else tuple(groups)
     owner = {n: g for g in groups for n in c.config_fields(g)}
     pre = ArgumentParser(prog=prog or groups[0].__name__, add_help=False, allow_abbrev=False)
     pre.add_argument("--config")
