@@ -10,7 +10,7 @@ files=(
   $P/leantrain-core/src/leantrain/core/{config,parser,yaml_loader,groups,legacy_config,manifest,command,cli}.py
   $P/*/src/leantrain/*/cli.py
   $P/leantrain-retrieval/src/leantrain/retrieval/trainer_args.py
-  $P/leantrain-verl/src/leantrain/verl/config.py
+  $P/leantrain-verl/src/leantrain/verl/{config,verl_config}.py
   $P/leantrain-llm/src/leantrain/llm/{common_config,sft_config,grpo_config,eval_config}.py
   $P/leantrain-progress/src/leantrain/progress/{progress_config,progress_arguments}.py
   $P/leantrain-retrieval/src/leantrain/retrieval/retrieval_config.py
@@ -29,5 +29,7 @@ for f in "${files[@]}"; do [[ -f $f && " ${present[*]} " != *" $f "* ]] && prese
 for f in "${extra[@]}"; do [[ -f $f ]] && more+=("$f"); done
 if [[ ${1:-} == --all ]]; then wc -l "${present[@]}"; wc -l "${more[@]}"; fi
 echo "measured set: $(cat "${present[@]}" | wc -l) lines in ${#present[@]} files"
-echo "run functions moved out of cli.py (not in the set): $(cat $P/*/src/leantrain/*/runner.py 2>/dev/null | wc -l) lines in runner.py files"
+moved=($P/*/src/leantrain/*/runner.py $P/*/src/leantrain/*/commands.py)
+echo "run functions (and export's / the pipeline's groups) moved out of cli.py, not in the set:" \
+  "$(cat "${moved[@]}" 2>/dev/null | wc -l) lines in runner.py / commands.py (llm's runner.py had 78 before)"
 echo "with the extra config classes: $(cat "${present[@]}" "${more[@]}" | wc -l) lines"
