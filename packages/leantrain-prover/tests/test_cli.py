@@ -112,7 +112,8 @@ def test_missing_data_and_empty_or_unknown_split(tmp_path, capsys):
         "--generator", "tiny", "--data", tmp_path / "export", "--output-dir", tmp_path / "o",
         "--split", "tset",
     )  # fmt: skip
-    assert code == 2 and "choose one of: train, val, test" in _one_line_error(err)
+    assert code == 2 and "'split'" in (line := _one_line_error(err))
+    assert "choose one of: 'train', 'val', 'test'" in line  # core's Literal wording
     assert not (tmp_path / "o").exists()
 
 

@@ -15,7 +15,8 @@ from leantrain.lean import BackendError, CheckResult, verify
 from leantrain.lean.verify import proof_item
 from leantrain.prover import Prover
 from leantrain.prover.backend import LeanContractBackend
-from leantrain.prover.cli import run as prove_cli
+from leantrain.core.command import dispatch
+from leantrain.prover.cli import register
 from leantrain.prover.prover import make_backend
 from leantrain.prover.prover_config import ProverConfig
 from leantrain.prover.theorems import load_split
@@ -171,7 +172,9 @@ def test_make_backend_repl_and_the_refusals():
     assert "leantrain verify" in info.value.one_line()
     from leantrain.core.config import config_from_dict
 
-    with pytest.raises(ConfigError, match="choose one of: replay, repl, pantograph, leandojo"):
+    with pytest.raises(
+        ConfigError, match="choose one of: .replay., .repl., .pantograph., .leandojo."
+    ):
         config_from_dict(ProverConfig, {"backend": "nope"})
 
 
@@ -190,7 +193,8 @@ def test_cli_no_such_repl_is_one_line_before_any_model_loads(nat_basics, tmp_pat
     assert code != 0 and len(lines) == 1 and "no-such-repl" in lines[0], err
     assert not (tmp_path / "o").exists()
     with pytest.raises(ConfigError, match="kimina"):
-        prove_cli(
+        dispatch(
+            register()[0],
             ["--generator", "x", "--data", str(nat_basics), "--backend", "kimina",
              "--output-dir", str(tmp_path / "o")]
         )  # fmt: skip
