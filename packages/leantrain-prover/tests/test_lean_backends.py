@@ -10,12 +10,12 @@ import json
 import sys
 
 import pytest
+from leantrain.core.command import dispatch
 from leantrain.core.errors import ConfigError
 from leantrain.lean import BackendError, CheckResult, verify
 from leantrain.lean.verify import proof_item
 from leantrain.prover import Prover
 from leantrain.prover.backend import LeanContractBackend
-from leantrain.core.command import dispatch
 from leantrain.prover.cli import register
 from leantrain.prover.prover import make_backend
 from leantrain.prover.prover_config import ProverConfig
@@ -173,7 +173,7 @@ def test_make_backend_repl_and_the_refusals():
     from leantrain.core.config import config_from_dict
 
     with pytest.raises(
-        ConfigError, match="choose one of: .replay., .repl., .pantograph., .leandojo."
+        ConfigError, match="choose one of: 'replay', 'repl', 'pantograph', 'leandojo'"
     ):
         config_from_dict(ProverConfig, {"backend": "nope"})
 

@@ -59,12 +59,16 @@ class PremiseSettings:
         """The settings as ``prover_config.json`` records them: with a retriever, the effective
         values (the retriever checkpoint and its fingerprint, ``num_premises``,
         ``max_premise_chars``, also where they came from the generator's ``prompt.json``);
-        without one, the config's (premise settings then change nothing)."""
+        without one, those the config gives, else null (premise settings then change
+        nothing)."""
         if self.retriever is None:
+            from leantrain.tactics.model_prompt import given_settings
+
+            given = given_settings(config)
             return {
                 "retriever": config.retriever or None,
-                "num_premises": config.num_premises,
-                "max_premise_chars": config.max_premise_chars,
+                "num_premises": given.get("num_premises"),
+                "max_premise_chars": given.get("max_premise_chars"),
                 "retriever_checkpoint": None,
                 "retriever_sha256": None,
             }
