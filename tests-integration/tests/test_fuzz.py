@@ -1459,6 +1459,61 @@ def _run_dir_cases() -> list[Case]:
     return cases
 
 
+# --- model directories and batch sizes (issue 36: one line, naming the file or the flag) --------
+
+#: --model values of a command that loads a progress model → a word the message must have
+BAD_MODELS: dict[str, tuple[str, dict[str, bytes], str]] = {
+    "missing-absolute": ("/nonexistent", {}, "no such model directory"),
+    "missing-relative": ("does/not/exist", {}, "no such model directory"),
+    "no-config": ("broken-model-dir", {"tokenizer.json": b"{}"}, "config.json"),
+    "config-not-json": ("broken-model-dir", {"config.json": b'{"model_type": '}, "config.json"),
+    "no-weights": (
+        "broken-model-dir",
+        {"config.json": b"{}", "tokenizer.json": b"{}"},
+        "model.safetensors",
+    ),
+}
+
+
+def _model_cases() -> list[Case]:
+    rows = ["--data", "rows.jsonl"]
+    loaders = {  # command → argv, its outputs, the flag naming the progress model
+        "progress train": (["progress", "train", *rows, "--output-dir", "out"], ["out"], "--model"),
+        "progress evaluate": (["progress", "evaluate", *rows], [], "--model"),
+        "progress predict": (
+            ["progress", "predict", "--goal", "⊢ True", "--tactic", "simp"],
+            [],
+            "--model",
+        ),
+        "prove": (
+            ["prove", "--generator", "tiny", "--data", EXP, "--output-dir", "p"],
+            ["p"],
+            "--progress",
+        ),
+    }
+    cases = []
+
+    def data(sb: Path) -> None:
+        _bytes(sb / "rows.jsonl", _valid("rows.jsonl"))
+        _copy_export(sb)
+
+    for cmd, (argv, outs, flag) in loaders.items():
+        for mname, (model, files, needle) in BAD_MODELS.items():
+
+            def setup(sb: Path, model: str = model, files: dict[str, bytes] = files) -> None:
+                data(sb)
+                for name, text in files.items():
+                    _bytes(sb / model / name, text)
+
+            full = [*argv, flag, model]
+            cases.append(Case(f"model-{mname}", "models", cmd, full, setup, outs, [needle]))
+        if flag == "--model":
+            for size in ("0", "-1"):
+                full = [*argv, "--model", "tiny", "--batch_size", size]
+                cases.append(Case(f"batch-{size}", "flags", cmd, full, data, outs, ["batch_size"]))
+    return cases
+
+
 def all_cases() -> list[Case]:
     cases = (
         _data_cases()
@@ -1467,6 +1522,7 @@ def all_cases() -> list[Case]:
         + _db_cases()
         + _path_cases()
         + _run_dir_cases()
+        + _model_cases()
     )
     seen: Counter[str] = Counter()
     for c in cases:

@@ -19,7 +19,7 @@ from leantrain.core.config import (
 )
 from leantrain.core.errors import ConfigError
 from leantrain.core.groups import DataArgs, LifelongData, RunArgs, RunSwitches
-from leantrain.core.parser import parse
+from leantrain.core.parser import given, parse
 
 
 @dataclass
@@ -214,3 +214,37 @@ def test_registry_dispatches_subcommands_positionals_and_prints_json(capsys):
     with pytest.raises(ConfigError, match="--k must be at least 1"):  # the light check first
         dispatch(tool, ["sample", "--k", "0"])
     assert checked == [2]
+
+
+@dataclass
+class OwnFile:
+    """A command whose ``--config`` is its own file (VERL's YAML) and whose positionals are a
+    list (``KEY=VALUE`` overrides)."""
+
+    config: str | None = setting(None, "A file the command reads itself.")
+    dry_run: bool = setting(False, "Stop before running.")
+    overrides: list[str] = setting([], "KEY=VALUE overrides.", positional=True)
+
+
+def test_a_group_may_own_config_and_a_positional_list(tmp_path):
+    path = tmp_path / "engine.yaml"
+    path.write_text("data:\n  batch: 8\n")  # not options of the group: never read by the parser
+    got = parse(OwnFile, ["--config", str(path), "--dry-run", "a.b=1", "c=[x, y]"])
+    assert (got.config, got.dry_run, got.overrides) == (str(path), True, ["a.b=1", "c=[x, y]"])
+    assert parse(OwnFile, ["a=1"]).overrides == ["a=1"] and parse(OwnFile, []).overrides == []
+    assert parse(OwnFile, ["--dry-run", "false", "x=2"]).dry_run is False
+    from leantrain.core.parser import build_parser
+
+    usage = build_parser([OwnFile], prog="p").format_usage()
+    assert "[OVERRIDES ...]" in usage and "[--config FILE]" not in usage
+    with pytest.raises(ConfigError, match="unknown key 'data'"):  # others: options YAML
+        parse(RunArgs, ["--config", str(path)])
+
+
+def test_given_names_the_fields_set_by_flags_or_the_config_file(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("mode: greedy\n")
+    sampling = parse(Sampling, ["--config", str(path), "--k", "4"])  # 4: the default, given
+    assert given(sampling) == {"mode", "k"} and given(Sampling()) == frozenset()
+    target, run = parse((Target, RunArgs), ["--theorem", "t"])
+    assert (given(target), given(run)) == ({"theorem"}, frozenset())

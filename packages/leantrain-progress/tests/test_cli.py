@@ -167,8 +167,9 @@ def test_make_data_writes_only_new_files_or_its_own_rows(
         (["--max_oversample", "-1"], "--max_oversample must be at least 1, got -1"),
         (["--max_oversample", "0.5"], "--max_oversample must be at least 1"),
         (["--seed", "-7"], "--seed must be zero or more"),
-        (["--strategy", "nosuch"], "'strategy' cannot be 'nosuch'"),
-        (["--split", "trian"], "'split' cannot be 'trian'"),
+        # the choices are Literal types now: core's wording, naming the field
+        (["--strategy", "nosuch"], "key 'split_strategy' has the wrong type: got str 'nosuch'"),
+        (["--split", "trian"], "key 'split' has the wrong type: got str 'trian'"),
     ],
 )
 def test_make_data_checks_its_options(
@@ -180,6 +181,10 @@ def test_make_data_checks_its_options(
     assert not out.exists()
 
 
+TRAIN = ["progress", "train", "--data", "rows.jsonl"]
+EVAL = ["progress", "evaluate", "--data", "rows.jsonl"]
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -188,12 +193,48 @@ def test_make_data_checks_its_options(
         (["progress", "train", "--lr", "1e-5", "--huber-delta", "0"], "--huber_delta must be"),
         (["progress", "train", "--loss", "l3"], "key 'loss' has the wrong type"),
         (["progress", "evaluate", "--data", "empty.json"], "empty.json: the file is empty"),
+        # issue 36: batch sizes by the type, model directories by their files
+        ([*EVAL, "--batch_size", "0"], "--batch_size must be at least 1, got 0"),
+        ([*EVAL, "--batch_size", "-1"], "--batch_size must be at least 1, got -1"),
+        (
+            ["progress", "predict", "--goal", "⊢ p", "--tactic", "simp", "--batch_size", "0"],
+            "--batch_size must be at least 1",
+        ),
+        ([*TRAIN, "--model", "/nonexistent"], "/nonexistent: no such model directory"),
+        ([*TRAIN, "--model", "broken-model-dir"], "broken-model-dir/config.json: not valid JSON"),
+        ([*EVAL, "--model", "broken-model-dir"], "broken-model-dir/config.json: not valid JSON"),
+        (
+            [*EVAL, "--model", "does/not/exist"],
+            "does/not/exist: not a trained progress model (no such model directory)",
+        ),
+        ([*EVAL, "--model", "no-weights"], "no-weights: no model.safetensors"),
+        ([*EVAL, "--model", "no-tokenizer"], "no-tokenizer: no tokenizer.json"),
+        (
+            [
+                "progress",
+                "predict",
+                "--model",
+                "broken-model-dir",
+                "--goal",
+                "⊢ p",
+                "--tactic",
+                "t",
+            ],
+            "broken-model-dir/config.json: not valid JSON",
+        ),
     ],
 )
 def test_bad_settings_and_data_fail_before_transformers_is_imported(tmp_path, argv, message):
     """Config and data are checked first: transformers and torch are not even imported."""
     (tmp_path / "empty.json").write_bytes(b"")
     (tmp_path / "binary.jsonl").write_bytes(bytes(range(256)) * 4)
+    write_jsonl(tmp_path / "rows.jsonl", [{"goal": "⊢ p", "tactic": "simp", "steps_remaining": 1}])
+    write_json(tmp_path / "no-weights" / "config.json", {})
+    write_json(tmp_path / "no-weights" / "tokenizer.json", {})
+    write_json(tmp_path / "no-tokenizer" / "config.json", {})
+    (tmp_path / "no-tokenizer" / "model.safetensors").write_bytes(b"")
+    (tmp_path / "broken-model-dir").mkdir()
+    (tmp_path / "broken-model-dir" / "config.json").write_text('{"model_type": "bert",')
     code = (
         "import sys; from leantrain.core.cli import main; rc = main(sys.argv[1:]); "
         "heavy = [m for m in ('transformers', 'torch') if m in sys.modules]; print(rc, heavy)"
@@ -203,3 +244,62 @@ def test_bad_settings_and_data_fail_before_transformers_is_imported(tmp_path, ar
     )
     assert done.stdout.split("\n")[0] in ("1 []", "2 []"), (done.stdout, done.stderr)
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def _groups(name: str) -> tuple[type, ...]:
+    from leantrain.core.command import load
+    from leantrain.progress.cli import register
+
+    (progress,) = register()
+    return tuple(map(load, next(c for c in progress.subcommands if c.name == name).groups))
+
+
+#: shared option → (subcommands taking it, its text, the field it sets, the typed value)
+SHARED = {
+    "--data": ("make-data train evaluate", "rows.jsonl", "data_path", "rows.jsonl"),
+    "--split": ("make-data train evaluate", "val", "split", ["val"]),
+    "--strategy": (
+        "make-data train evaluate",
+        "novel_premises",
+        "split_strategy",
+        "novel_premises",
+    ),
+    "--sorry_policy": ("make-data train evaluate", "drop_tactic", "sorry_policy", "drop_tactic"),
+    "--model": ("train evaluate predict", "m", "model_name", "m"),
+    "--max_length": ("train evaluate predict", "64", "max_length", 64),
+    "--batch_size": ("evaluate predict", "8", "batch_size", 8),
+}
+REQUIRED = {
+    "make-data": ["--data", "rows.jsonl", "--out", "o.jsonl"],
+    "train": [],
+    "evaluate": ["--data", "rows.jsonl"],
+    "predict": ["--goal", "⊢ p", "--tactic", "simp"],
+}
+
+
+@pytest.mark.parametrize("flag", list(SHARED))
+def test_an_option_means_the_same_in_every_subcommand_taking_it(flag: str) -> None:
+    from leantrain.core.parser import parse
+
+    names, text, field, value = SHARED[flag]
+    for name in names.split():
+        argv = [*REQUIRED[name], flag, text]
+        (cfg,) = parse(_groups(name), argv if flag != "--data" else [*argv[2:], "--data", text])
+        assert getattr(cfg, field) == value, (name, flag)
+    # progress train's --batch_size is transformers' per-device training batch (its alias)
+    (cfg,) = parse(_groups("train"), ["--batch_size", "8"])
+    assert cfg.per_device_train_batch_size == 8
+
+
+def test_help_marks_the_required_options() -> None:
+    from leantrain.core.parser import build_parser
+
+    for name, required in (
+        ("make-data", ["--data-path", "--out"]),
+        ("train", []),
+        ("evaluate", ["--data-path"]),
+        ("predict", ["--goal", "--tactic"]),
+    ):
+        parser = build_parser(_groups(name))
+        assert [a.option_strings[0] for a in parser._actions if a.required] == required, name
+        assert parser.format_help().count("(required)") == len(required), name

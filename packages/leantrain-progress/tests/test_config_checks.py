@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from leantrain.core.config import parse_cli
 from leantrain.core.errors import ConfigError
+from leantrain.core.parser import parse_cli
 from leantrain.progress.progress_config import ProgressConfig
 
 

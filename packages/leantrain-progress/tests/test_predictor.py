@@ -46,3 +46,10 @@ def test_rank_orders_candidates_by_fewest_predicted_steps(trained: dict[str, Any
     ranked = p.rank("⊢ x + y", "", ["foxtrot", "alpha", "charlie"])
     assert [t for t, _ in ranked] == ["alpha", "charlie", "foxtrot"]
     assert ranked[0][1] < ranked[1][1] < ranked[2][1]
+
+
+@pytest.mark.parametrize("batch_size", [0, -1])
+def test_a_batch_size_below_1_is_refused(batch_size: int) -> None:
+    """-1 predicted nothing (every prediction 0: made-up metrics), 0 was a range() error."""
+    with pytest.raises(ConfigError, match=f"batch_size must be at least 1, got {batch_size}"):
+        ProgressPredictor(None, None, batch_size=batch_size)

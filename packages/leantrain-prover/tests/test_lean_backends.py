@@ -198,3 +198,17 @@ def test_cli_no_such_repl_is_one_line_before_any_model_loads(nat_basics, tmp_pat
             ["--generator", "x", "--data", str(nat_basics), "--backend", "kimina",
              "--output-dir", str(tmp_path / "o")]
         )  # fmt: skip
+
+
+def test_an_export_without_a_lean_project_is_one_line_before_any_search(nat_basics, tmp_path):
+    gen = ScriptedGenerator({})
+    prover = Prover(
+        tactic_generator=gen,
+        lean_backend=LeanContractBackend(FakeLean()),
+        backend="repl",
+        progress_bar=False,
+        output_dir=str(tmp_path / "o"),
+    )
+    with pytest.raises(ConfigError, match="no --lean-project is given"):
+        prover.evaluate(load_split(nat_basics, "test"))
+    assert gen.calls == [] and not (tmp_path / "o").exists()

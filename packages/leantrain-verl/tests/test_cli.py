@@ -52,7 +52,11 @@ BAD = {
     "override syntax": (["data.train_batch_size"], "is not key=value"),
     "output is cwd": (["--output_dir", "."], "--output_dir '.' is the current directory"),
     "output holds files": (["--output_dir", "notes"], "holds files leantrain did not write"),
-    "unknown option": (["--data-pth", "x"], "unrecognized arguments"),
+    "unknown option": (
+        ["--data-pth", "x"],
+        "unknown option '--data-pth' — did you mean '--data-path'?",
+    ),
+    "bad section value": (["leantrain.eval_k=0"], "key 'eval_k' must be at least 1, got 0"),
 }
 
 
@@ -102,9 +106,11 @@ def test_good_dry_run_writes_nothing(workdir, export_dir, capsys):
         (["--data_path", "{export}", "--output_dir", "."], "is the current directory"),
         (
             ["--data_path", "{export}", "--output_dir", "out", "--split_strategy", "nope"],
-            "no split 'nope/train.json'",
+            "key 'split_strategy' has the wrong type: got str 'nope'",
         ),
-        (["--data_path", "{export}"], "the following arguments are required: --output_dir"),
+        (["--data_path", "{export}"], "missing required --output-dir"),
+        (["--output_dir", "out"], "missing required --data-path"),
+        (["--data_path", "{export}", "--output_dir", "out", "--num_premises", "0"], "at least 1"),
     ],
 )
 def test_bad_convert_input_is_one_line_exit_2(extra, expected, workdir, export_dir, capsys):
@@ -121,3 +127,57 @@ def test_convert_claims_its_output_dir_and_converts_again(workdir, export_dir, c
     files = json.loads(capsys.readouterr().out)
     assert Path(files["train"]).is_file() and (workdir / "verl_data/.leantrain").is_file()
     assert main(args) == 0  # its own earlier output: converted again in place
+
+
+def test_train_flags_of_the_groups_reach_the_manager(workdir, export_dir, capsys):
+    """VerlArgs' flags (and their aliases) set the leantrain: section over the YAML's; a
+    boolean flag followed by KEY=VALUE overrides leaves them positional."""
+    args = ["--config", str(EXAMPLE), "--data", str(export_dir), "--model", "my-model"]
+    args += ["--rewards", "format", "--dry-run", "data.train_batch_size=16", "leantrain.eval_k=2"]
+    assert main(["verl", "train", *args]) == 0
+    out = capsys.readouterr().out
+    assert "path: my-model" in out and "train_batch_size: 16" in out
+    assert "- format" in out and "reference_match" not in out  # the flag's rewards, not the YAML's
+
+
+def test_train_takes_every_flag_of_the_section_as_its_siblings_do(workdir, export_dir, monkeypatch):
+    """The prompt, split and evaluation flags of ``grpo`` / ``convert`` / ``llm eval`` work for
+    ``verl train``; given flags win over the YAML's section (a default given explicitly too),
+    flags not given leave it alone."""
+    import leantrain.verl.manager as manager_module
+
+    seen = {}
+
+    def spy(self, *a, **kw):
+        seen.update(section=self.section, settings=self.settings)
+        return {"plan": "stopped"}
+
+    monkeypatch.setattr(manager_module.VERLTrainingManager, "train", spy)
+    config = workdir / "grpo.yaml"
+    config.write_text(
+        EXAMPLE.read_text().replace(
+            "  eval_k: 4", "  eval_k: 4\n  split_strategy: novel_premises\n  max_eval_samples: 5"
+        )
+    )
+    args = ["--config", str(config), "--data-path", str(export_dir), "--output-dir", "out"]
+    flags = [
+        "--split-strategy",
+        "random",
+        "--eval-k",
+        "2",
+        "--system-prompt",
+        "",
+        "--num-premises",
+        "3",
+    ]
+    assert main(["verl", "train", *args, *flags, "--max-eval-samples", "null"]) == 0
+    section = seen["section"]
+    assert (section.split_strategy, section.eval_k, section.system_prompt) == ("random", 2, "")
+    assert section.num_premises == 3 and section.max_eval_samples is None
+    assert section.eval_max_new_tokens == 48  # not given: the shared default
+    assert main(["verl", "train", *args]) == 0
+    assert (seen["section"].split_strategy, seen["section"].max_eval_samples) == (
+        "novel_premises",
+        5,
+    )
+    assert seen["section"].eval_k == 4

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from leantrain.core.errors import ConfigError
 from leantrain.verl.algorithms import ALGORITHMS, algorithm_overrides
-from leantrain.verl.config import _get, compose_config, parse_overrides, validate_config
+from leantrain.verl.verl_config import _get, compose_config, parse_overrides, validate_config
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "grpo_trainer.yaml"
 

@@ -90,6 +90,25 @@ def test_train_step_save_load_evaluate(small, tmp_path, export_dir, tiny_dir):
         other.load(tmp_path)
 
 
+def test_overwrite_from_the_section_starts_over_and_a_resume_without_it_goes_on(
+    small, tmp_path, export_dir, tiny_dir
+):
+    small["leantrain"] = {"model_name": str(tiny_dir)}
+    run = tmp_path / "run"
+    first = VERLTrainingManager(small, launcher=_fake_verl(tiny_dir, []))
+    first.train(data_path=export_dir, output_dir=run)
+    calls: list = []
+    again = VERLTrainingManager(small, overwrite=True, launcher=_fake_verl(tiny_dir, calls))
+    assert again.section.overwrite is True
+    again.train(data_path=export_dir, output_dir=run)
+    assert calls  # started over: VERL ran again
+    resumed: list = []
+    VERLTrainingManager(small, launcher=_fake_verl(tiny_dir, resumed)).train(
+        data_path=export_dir, output_dir=run
+    )
+    assert resumed == []  # the same config without overwrite: the finished run, not a conflict
+
+
 def test_failed_verl_run_is_one_clear_error(small, tmp_path, export_dir, tiny_dir):
     small["leantrain"] = {"model_name": str(tiny_dir)}
     manager = VERLTrainingManager(small, launcher=lambda c, e, log: 3)
@@ -168,9 +187,11 @@ def test_leantrain_keys_as_overrides(small):
     ("section", "message"),
     [
         ({"eval_k": "abc"}, "key 'eval_k' has the wrong type: got str 'abc'"),
-        ({"eval_k": 0}, "leantrain.eval_k must be at least 1"),
+        ({"eval_k": 0}, "section 'leantrain:': key 'eval_k' must be at least 1, got 0"),
         ({"rewards": "format"}, "key 'rewards' has the wrong type"),
-        ({"split_strategy": "rand"}, "'split_strategy' cannot be 'rand'"),
+        ({"split_strategy": "rand"}, "key 'split_strategy' has the wrong type: got str 'rand'"),
+        ({"num_premises": 0}, "key 'num_premises' must be at least 1"),
+        ({"max_train_samples": 0}, "key 'max_train_samples' must be at least 1"),
     ],
 )
 def test_leantrain_section_is_typed_when_the_manager_is_built(small, section, message):
@@ -180,8 +201,20 @@ def test_leantrain_section_is_typed_when_the_manager_is_built(small, section, me
     assert "\n" not in str(e.value) and "leantrain" in str(e.value)
 
 
-def test_leantrain_section_values_are_typed_like_every_config():
-    from leantrain.verl.config import leantrain_settings
+def test_leantrain_section_takes_the_shared_groups_defaults(small, tmp_path, export_dir):
+    """One default everywhere: eval_k, eval_max_new_tokens and max_eval_samples are llm's
+    EvalArgs', split_strategy and the prompt tactics', allow_code / overwrite core's; given
+    values are typed, and only they are the run's fingerprint."""
+    from leantrain.llm.common_config import EvalArgs
+    from leantrain.tactics.dataset_config import PromptArgs
 
-    typed = leantrain_settings({"eval_k": "3", "max_eval_samples": None}, source="s")
-    assert typed == {"eval_k": 3, "max_eval_samples": None}  # given keys only, typed
+    manager = VERLTrainingManager(small, "grpo", overrides=["leantrain.max_eval_samples=~"])
+    section = manager.section
+    assert (section.eval_k, section.eval_max_new_tokens) == (EvalArgs().eval_k, 48)
+    assert section.max_eval_samples is None and section.split_strategy == "random"
+    assert section.num_premises == PromptArgs().num_premises and section.overwrite is False
+    assert manager.settings == {"model_name": "tiny-model-dir", "max_eval_samples": None}
+    typed = VERLTrainingManager(small, "grpo", eval_k="3", model="m")  # aliases, typed
+    assert (typed.section.eval_k, typed.section.model_name) == (3, "m")
+    with pytest.raises(ConfigError, match="'model' and 'model_name' are the same setting"):
+        VERLTrainingManager(small, "grpo", model="m", model_name="n")

@@ -121,7 +121,7 @@ def _run_worker(cfg_file: Path, cwd: Path, env_vars: dict[str, str], mode: str):
 
 
 def test_a_fresh_worker_process_knows_the_users_rewards(small, tmp_path, user_rewards):
-    from leantrain.verl.config import to_yaml
+    from leantrain.verl.verl_config import to_yaml
 
     manager = VERLTrainingManager(
         small,

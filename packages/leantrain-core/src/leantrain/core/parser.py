@@ -17,6 +17,7 @@ import argparse
 import dataclasses
 import inspect
 import re
+import typing
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn, TypeVar
 
@@ -44,7 +45,8 @@ class _Collect(argparse.Action):
     """Keeps every ``(option string, raw text)`` of a field, in order."""
 
     def __call__(self, parser: Any, ns: Any, values: Any, option_string: str | None = None) -> None:
-        setattr(ns, self.dest, [*(getattr(ns, self.dest, None) or []), (option_string, values)])
+        got = [(option_string, v) for v in (values if isinstance(values, list) else [values])]
+        setattr(ns, self.dest, [*(getattr(ns, self.dest, None) or []), *got])
 
 
 def _flag(name: str) -> list[str]:
@@ -115,7 +117,10 @@ def build_parser(
     """The argparse parser of ``groups``' fields (``given``: fields a ``--config`` file sets,
     so not required on the command line; ``aliases``: extra flag names → fields)."""
     parser = ArgumentParser(prog=prog, description=description, allow_abbrev=False)
-    parser.add_argument("--config", metavar="FILE", help="YAML file of options; flags override it")
+    if not any("config" in c.config_fields(g) for g in groups):  # else a group's own file
+        parser.add_argument(
+            "--config", metavar="FILE", help="YAML file of options; flags override it"
+        )
     sections: dict[tuple[type, str], Any] = {}
     for cls in groups:
         extra = {**c.aliases_of(cls), **{a: f for a, f in (aliases or {}).items()}}
@@ -145,6 +150,8 @@ def build_parser(
                 dest=name, action=_Collect, help=_help(cls, f, required), default=argparse.SUPPRESS
             )
             if f.metadata.get("positional"):
+                if list in (tp, typing.get_origin(tp)):  # a list: zero or more values
+                    kw["nargs"] = "*"
                 sections[(owner, top)].add_argument(metavar=name.upper(), **kw)
                 continue
             names = [*_flag(name), *(s for a, t in extra.items() if t == name for s in _flag(a))]
@@ -162,25 +169,38 @@ def build_parser(
                     help=argparse.SUPPRESS,
                 )
     shown = [
-        (a.metavar if not a.option_strings else f"{a.option_strings[0]} {a.metavar}")
+        (f"[{a.metavar} ...]" if a.nargs == "*" else a.metavar)
+        if not a.option_strings
+        else f"{a.option_strings[0]} {a.metavar}"
         for a in parser._actions
         if a.required or (not a.option_strings and a.dest != "help")
     ]
-    parser.usage = " ".join(["%(prog)s [-h] [--config FILE] [--OPTION VALUE ...]", *shown])
+    config = "" if any("config" in c.config_fields(g) for g in groups) else " [--config FILE]"
+    parser.usage = " ".join([f"%(prog)s [-h]{config} [--OPTION VALUE ...]", *shown])
     groups_in_order = sorted(parser._action_groups[2:], key=lambda g: getattr(g, "order", (0, 0)))
     parser._action_groups[2:] = groups_in_order
     return parser
 
 
+_BOOLEAN_WORDS = {"true", "false", "yes", "no", "on", "off", "1", "0", "t", "f", "y", "n", "null"}
+"""The words a boolean flag reads as its value (pydantic's; ``null``), as in ``--dry-run no``."""
+
+
 def _join_values(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
     """``--flag VALUE`` → ``--flag=VALUE`` for a flag that takes a value (argparse would read a
-    VALUE ``-2.5e-3`` or ``-x`` as an option); a ``--flag`` without one is an error."""
+    VALUE ``-2.5e-3`` or ``-x`` as an option); a ``--flag`` without one is an error. A boolean
+    flag takes the next word only if it is a boolean, so a positional may follow it."""
     takes_value = {s for a in parser._actions if a.nargs is None for s in a.option_strings}
+    switches = {s for a in parser._actions if a.nargs == "?" for s in a.option_strings}
     out: list[str] = []
     i = 0
     while i < len(argv):
         tok = argv[i]
-        if tok in takes_value:  # the flag as given, in its dashed spelling
+        if tok in switches:  # a boolean flag takes a following word only if it is a boolean
+            word = argv[i + 1] if i + 1 < len(argv) else ""
+            out.append(f"{tok}={word if word.lower() in _BOOLEAN_WORDS else 'true'}")
+            i += 2 if word.lower() in _BOOLEAN_WORDS else 1  # else: a positional follows
+        elif tok in takes_value:  # the flag as given, in its dashed spelling
             if i + 1 == len(argv) or argv[i + 1].startswith("--"):
                 flag = "--" + tok[2:].replace("_", "-")
                 raise ConfigError(f"{_SOURCE}: {flag} needs a value", hint=f"give {flag} VALUE")
@@ -228,7 +248,8 @@ def parse(
     owner = {n: g for g in groups for n in c.config_fields(g)}
     pre = ArgumentParser(prog=prog or groups[0].__name__, add_help=False, allow_abbrev=False)
     pre.add_argument("--config")
-    path = pre.parse_known_args(list(argv))[0].config
+    # a group that declares a ``config`` field reads that file itself (VERL's YAML)
+    path = None if "config" in owner else pre.parse_known_args(list(argv))[0].config
     if len(owner) < sum(len(c.config_fields(g)) for g in groups):
         raise TypeError(f"a field is declared in two of the groups {[g.__name__ for g in groups]}")
     values: dict[type, dict[str, Any]] = {g: {} for g in groups}
@@ -256,7 +277,7 @@ def parse(
     if extras and not known_only:
         _unknown(groups, extras, parser)
     for dest, got in vars(ns).items():
-        if dest == "config" or not got:
+        if (dest == "config" and dest not in owner) or not got:
             continue
         spellings = sorted({o.lstrip("-").replace("-", "_") for o, _ in got if o})
         if len(spellings) > 1:
@@ -269,7 +290,16 @@ def parse(
         else:
             values[owner[dest]][dest] = flag_value(owner[dest], dest, [raw for _, raw in got])
     built = tuple(c._build(g, values[g], source=_SOURCE) for g in groups)
+    for cfg, g in zip(built, groups):
+        if hasattr(cfg, "__dict__"):
+            cfg.__dict__["_given"] = frozenset(values[g])  # read by given()
     return built[0] if single else built
+
+
+def given(cfg: Any) -> frozenset[str]:
+    """The fields of ``cfg`` (built by :func:`parse`) that its flags or ``--config`` file set;
+    the others hold their defaults. A config built otherwise: none."""
+    return getattr(cfg, "_given", frozenset())
 
 
 def parse_cli(cls: type[C], argv: Sequence[str], **kw: Any) -> C:

@@ -30,15 +30,21 @@ class ModelArgs(Group):
 
 
 @dataclass
-class TrainDataArgs(Group):
+class TrainLimitArgs(Group):
+    """How many training examples a step uses (also VERL's)."""
+
+    max_train_samples: AtLeast1 | None = setting(
+        None, "Use at most this many training examples per step."
+    )
+
+
+@dataclass
+class TrainDataArgs(TrainLimitArgs):
     """Which splits a trainer learns from and evaluates on."""
 
     train_split: Split = setting("train", "Split trained on.")
     eval_split: Literal["", "train", "val", "test"] = setting(
         "val", "Split evaluated after each repo ('' is --evaluate-each-repo false)."
-    )
-    max_train_samples: AtLeast1 | None = setting(
-        None, "Use at most this many training examples per step."
     )
 
 

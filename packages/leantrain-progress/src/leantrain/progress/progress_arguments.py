@@ -1,15 +1,18 @@
-"""The progress model's own settings (data, model, target, loss, ``tiny``), without
-transformers: :class:`~leantrain.progress.progress_config.ProgressConfig` adds them to
-``TrainingArguments``, and ``leantrain progress train`` reads and checks them (and the data)
-before transformers is imported."""
+"""The setting groups of ``leantrain progress make-data|train|evaluate|predict``, without
+transformers: each setting declared once, so ``--data``, ``--split``, ``--model``,
+``--max_length`` and ``--batch_size`` mean the same in every subcommand that takes them.
+:class:`~leantrain.progress.progress_config.ProgressConfig` adds :class:`ProgressArguments` to
+``TrainingArguments``; ``progress train`` reads and checks them (and the data) first."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
-from leantrain.core.config import check_numbers
+from annotated_types import Ge, Lt
+from leantrain.core.config import AtLeast1, Positive, setting
 from leantrain.core.errors import ConfigError
+from leantrain.core.groups import DataArgs, Group, LifelongData, RunSwitches
 
 TINY_MAX_LENGTH, PRETRAINED_MAX_LENGTH = 40, 512
 """Default input tokens. 40 for ``tiny``: the summary line, the candidate tactic and the start of
@@ -18,129 +21,154 @@ epochs) more of the goal let the model learn the training proofs' text instead o
 generalises: best validation MAE 5.35 at 40 tokens, 5.40 at 64, 5.55 at 128; test MAE / MSE
 4.15 / 46.5 at 40 and 4.83 / 68.7 at 64 (median predictor 5.26 / 64.6)."""
 
-OWN_NUMBER_RULES: dict[str, str] = {
-    "huber_delta": ">0",
-    "tiny_hidden_size": ">=1",
-    "tiny_layers": ">=1",
-    "tiny_vocab_size": ">=1",
-}
-"""Ranges of the progress model's own numeric settings; an error names the flag."""
+Split = Literal["train", "val", "test", "all"]
 
 
 @dataclass
-class ProgressArguments:
-    """The progress model's own fields (help texts here, once)."""
+class RowsArgs(DataArgs):
+    """Which progress rows the data gives: a rows file as it is, traced theorems labelled."""
 
-    data_path: str | None = field(
-        default=None,
-        metadata={
-            "help": "Progress rows (.jsonl / .json) or traced theorems (split .json, export directory)."
-        },
+    split: list[Split] = setting(
+        ["train"], "Splits to read when the data is traced theorems (repeatable; 'all')."
     )
-    model_name: str = field(
-        default="tiny",
-        metadata={
-            "help": "Base model: 'tiny' (a small BERT with a WordPiece vocabulary learnt from the training data, offline) or a Hugging Face name or local directory."
-        },
+    split_strategy: Literal["random", "novel_premises"] = setting(
+        "random", "Split strategy directory of an export dir.", aliases=("strategy",)
     )
-    max_length: int | None = field(  # type: ignore[assignment]
-        default=None,
-        metadata={
-            "help": f"Truncate inputs to this many tokens; default {TINY_MAX_LENGTH} for 'tiny', {PRETRAINED_MAX_LENGTH} for a pretrained model."
-        },
-    )
-    eval_ratio: float = field(
-        default=0.2,
-        metadata={
-            "help": "Fraction of rows held out for evaluation (whole proofs when rows name their theorem)."
-        },
-    )
-    eval_data_path: str | None = field(
-        default=None,
-        metadata={
-            "help": "Separate evaluation rows (e.g. the val split); when set, eval_ratio is not used."
-        },
-    )
-    eval_split: Literal["val", "none"] = field(
-        default="val",
-        metadata={
-            "help": "When data_path is an export directory with a val split and eval_data_path is not set: 'val' evaluates (and picks the best checkpoint) on it and trains on every training row; 'none' holds out eval_ratio of the training rows."
-        },
-    )
-    evaluate_each_repo: bool = field(
-        default=True,
-        metadata={
-            "help": "After each repo (lifelong, or one export directory), score the model on every repo's test split so far."
-        },
-    )
-    padding: Literal["dynamic", "max_length"] = field(
-        default="dynamic",
-        metadata={
-            "help": "'dynamic': pad each batch to its longest row; 'max_length': pad every row to max_length (the seed's way)."
-        },
-    )
-    split: list[str] = field(
-        default_factory=lambda: ["train"],
-        metadata={
-            "help": "Splits to read when data_path is traced data ('train', 'val', 'test' or 'all')."
-        },
-    )
-    sorry_policy: Literal["drop_theorem", "drop_tactic"] = field(
-        default="drop_theorem",
-        metadata={
-            "help": "Traced proofs using sorry: drop the theorem, or only its sorry tactics."
-        },
-    )
-    overwrite: bool = field(
-        default=False,
-        metadata={
-            "help": "Start over when the output directory holds an earlier run with another config (deletes that run; never other files)."
-        },
-    )
-    target_transform: Literal["log1p", "none"] = field(
-        default="log1p",
-        metadata={
-            "help": "Train on log1p(steps remaining) ('none': raw steps, the seed's); predictions are mapped back to steps."
-        },
-    )
-    standardize_target: bool = field(
-        default=True,
-        metadata={
-            "help": "Standardise the (transformed) target with the mean/std of the training rows, saved in the model's config.json."
-        },
-    )
-    input_summary: bool = field(
-        default=True,
-        metadata={
-            "help": "Start each input with a summary line (first word of the tactic; tactics so far, goals, hypotheses, goal size, bucketed), recorded in the model's config.json; off: the seed's text only."
-        },
-    )
-    loss: Literal["huber", "l1", "mse"] = field(
-        default="huber",
-        metadata={
-            "help": "Training loss on the transformed target: 'huber' (L1 beyond huber_delta: aims at the median, so at MAE), 'l1', or 'mse' (the seed's)."
-        },
-    )
-    huber_delta: float = field(
-        default=0.5,
-        metadata={"help": "Where the 'huber' loss turns from quadratic to linear (target units)."},
-    )
-    tiny_hidden_size: int = field(default=64, metadata={"help": "Hidden size of the 'tiny' model."})
-    tiny_layers: int = field(default=2, metadata={"help": "Layers of the 'tiny' model."})
-    tiny_pooling: Literal["mean", "cls"] = field(
-        default="mean",
-        metadata={
-            "help": "How the 'tiny' model pools its tokens: 'mean' (every token reaches the output directly) or 'cls' (BERT's [CLS] pooler)."
-        },
-    )
-    tiny_vocab_size: int = field(
-        default=2000, metadata={"help": "WordPiece vocabulary size of the 'tiny' tokenizer."}
+    sorry_policy: Literal["drop_theorem", "drop_tactic"] = setting(
+        "drop_theorem", "Traced proofs using sorry: drop the theorem, or only its sorry tactics."
     )
 
-    def check(self) -> None:
-        """Raise one :class:`ConfigError` for the first of these settings out of its range."""
-        check_numbers(self, OWN_NUMBER_RULES)
-        if self.max_length is not None and self.max_length < 8:
-            raise ConfigError(f"max_length must be at least 8, got {self.max_length}")
-        if not 0 <= self.eval_ratio < 1:
-            raise ConfigError(f"eval_ratio must be in [0, 1), got {self.eval_ratio}")
+
+@dataclass
+class GivenRows(RowsArgs):
+    """The data, which the command cannot run without."""
+
+    data_path: str = setting(
+        help="Progress rows (.jsonl / .json) or traced theorems (split .json, export dir).",
+        aliases=("data",),
+    )
+
+    def check_group(self) -> None:
+        """An empty path is no data (it would read the working directory)."""
+        if not self.data_path.strip():
+            raise ConfigError("--data is empty", hint="give a rows .jsonl or an export dir")
+
+
+@dataclass
+class ModelArgs(Group):
+    """The model and how long its inputs are."""
+
+    model_name: str = setting(
+        "tiny",
+        "Base model: 'tiny' (a small BERT with a WordPiece vocabulary learnt from the training "
+        "data, offline), a local model directory or a Hugging Face name.",
+        aliases=("model",),
+    )
+    max_length: Annotated[int, Ge(8)] | None = setting(
+        None,
+        f"Truncate inputs to this many tokens; default: training 'tiny' {TINY_MAX_LENGTH}, a "
+        f"pretrained model {PRETRAINED_MAX_LENGTH}; a trained model its own (at most 512).",
+    )
+
+
+@dataclass
+class PredictorArgs(ModelArgs):
+    """A trained progress model and its batches (``evaluate``, ``predict``)."""
+
+    model_name: str | None = setting(
+        None,
+        "Trained progress model or run directory (default: $LEANPROGRESS_MODEL).",
+        aliases=("model",),
+    )
+    batch_size: AtLeast1 = setting(32, "Rows per forward pass.")
+
+
+@dataclass
+class MakeDataArgs(GivenRows):
+    """``leantrain progress make-data``: progress rows from traced theorems."""
+
+    out: str = setting(help="Output JSONL of progress rows (written atomically).")
+    rebalance: bool = setting(False, "Oversample rows of long proofs (LeanProgress).")
+    max_oversample: Annotated[float, Ge(1)] = setting(
+        4.0, "Most copies of a proof-length bin when rebalancing."
+    )
+    seed: Annotated[int, Ge(0)] = setting(42, "Random seed of the rebalancing.")
+
+
+@dataclass
+class EvaluateArgs(PredictorArgs, GivenRows):
+    """``leantrain progress evaluate``: a trained model scored on progress rows."""
+
+    split: list[Split] = setting(["test"], "Splits to read when the data is traced theorems.")
+
+
+@dataclass
+class PredictArgs(PredictorArgs):
+    """``leantrain progress predict``: steps remaining after candidate tactics."""
+
+    goal: str = setting(help="The proof state (a literal \\n is a newline).")
+    prefix: str = setting("", "Tactics already applied, newline-separated.")
+    tactic: list[str] = setting(help="Candidate tactic (repeat to rank several).")
+
+    def check_group(self) -> None:
+        """A goal and at least one tactic."""
+        if not self.goal or not self.tactic:
+            raise ConfigError(
+                "predict needs --goal and at least one --tactic",
+                hint='--goal "n : ℕ\\n⊢ n + 0 = n" --tactic simp',
+            )
+
+
+@dataclass
+class ProgressArguments(ModelArgs, RowsArgs, LifelongData, RunSwitches):
+    """The progress model's own settings (``TrainingArguments`` has the rest)."""
+
+    eval_ratio: Annotated[float, Ge(0), Lt(1)] = setting(
+        0.2, "Fraction of rows held out for evaluation (whole proofs when rows name their theorem)."
+    )
+    eval_data_path: str | None = setting(
+        None, "Separate evaluation rows (e.g. the val split); when set, eval_ratio is not used."
+    )
+    eval_split: Literal["val", "none"] = setting(
+        "val",
+        "When the data is an export dir with a val split and eval_data_path is not set: 'val' "
+        "evaluates (and picks the best checkpoint) on it and trains on every training row; "
+        "'none' holds out eval_ratio of the training rows.",
+    )
+    padding: Literal["dynamic", "max_length"] = setting(
+        "dynamic",
+        "'dynamic': pad each batch to its longest row; 'max_length': pad every row to "
+        "max_length (the seed's way).",
+    )
+    target_transform: Literal["log1p", "none"] = setting(
+        "log1p",
+        "Train on log1p(steps remaining) ('none': raw steps, the seed's); predictions are "
+        "mapped back to steps.",
+    )
+    standardize_target: bool = setting(
+        True,
+        "Standardise the (transformed) target with the mean/std of the training rows, saved in "
+        "the model's config.json.",
+    )
+    input_summary: bool = setting(
+        True,
+        "Start each input with a summary line (first word of the tactic; tactics so far, goals, "
+        "hypotheses, goal size, bucketed), recorded in the model's config.json; off: the seed's "
+        "text only.",
+    )
+    loss: Literal["huber", "l1", "mse"] = setting(
+        "huber",
+        "Training loss on the transformed target: 'huber' (L1 beyond huber_delta: aims at the "
+        "median, so at MAE), 'l1', or 'mse' (the seed's).",
+    )
+    huber_delta: Positive = setting(
+        0.5, "Where the 'huber' loss turns from quadratic to linear (target units)."
+    )
+    tiny_hidden_size: AtLeast1 = setting(64, "Hidden size of the 'tiny' model.")
+    tiny_layers: AtLeast1 = setting(2, "Layers of the 'tiny' model.")
+    tiny_pooling: Literal["mean", "cls"] = setting(
+        "mean",
+        "How the 'tiny' model pools its tokens: 'mean' (every token reaches the output "
+        "directly) or 'cls' (BERT's [CLS] pooler).",
+    )
+    tiny_vocab_size: AtLeast1 = setting(2000, "WordPiece vocabulary size of the 'tiny' tokenizer.")

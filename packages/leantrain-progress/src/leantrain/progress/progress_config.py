@@ -1,18 +1,16 @@
-"""``ProgressConfig``: transformers' ``TrainingArguments`` plus the progress model's own fields.
+"""``ProgressConfig``: transformers' ``TrainingArguments`` plus the progress model's groups.
 
 Filled from Python (``ProgressConfig(model_name="tiny")``), a dict (``config_from_dict``), YAML
-(``config_from_yaml`` / ``--config``) or CLI flags (``parse_cli``) — see ``leantrain.core.config``,
-whose alias table maps the seed's ``batch_size`` / ``epochs`` to ``per_device_train_batch_size``
-/ ``num_train_epochs``.
+or CLI flags (``leantrain.core.parser``); ranges and aliases (``batch_size``, ``epochs``, ``lr``)
+of the inherited fields come from core's ``ENGINE_FIELDS``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from leantrain.core.config import TRAINING_ARGUMENT_RULES, check_numbers
+from leantrain.core.config import setting, validate_fields
 from leantrain.progress.progress_arguments import (
-    OWN_NUMBER_RULES,
     PRETRAINED_MAX_LENGTH,
     TINY_MAX_LENGTH,
     ProgressArguments,
@@ -24,8 +22,6 @@ TINY_LR, PRETRAINED_LR = 1e-3, 5e-5
 """Default learning rates: a model trained from scratch, a pretrained one fine-tuned."""
 TINY_EPOCHS, PRETRAINED_EPOCHS = 6.0, 3.0
 """Default epochs."""
-NUMBER_RULES: dict[str, str] = {**TRAINING_ARGUMENT_RULES, **OWN_NUMBER_RULES}
-"""Ranges of the numeric settings checked when the config is built; an error names the flag."""
 
 
 @dataclass
@@ -41,66 +37,54 @@ class ProgressConfig(ProgressArguments, TrainingArguments):
     the start of each input (:mod:`leantrain.progress.summary`)."""
 
     # -- TrainingArguments fields with the seed's defaults ------------------------------------
-    output_dir: str | None = field(
-        default="outputs",
-        metadata={"help": "Run directory: manifest, progress/NNN-<repo>/ models, exports."},
+    output_dir: str | None = setting(
+        "outputs", "Run directory: manifest, progress/NNN-<repo>/ models, exports."
     )
-    learning_rate: float | None = field(  # type: ignore[assignment]
-        default=None,
-        metadata={
-            "help": f"Peak learning rate (AdamW); default {TINY_LR:g} for 'tiny' (trained from scratch), {PRETRAINED_LR:g} for a pretrained model."
-        },
+    learning_rate: float | None = setting(  # type: ignore[assignment]
+        None,
+        f"Peak learning rate (AdamW); default {TINY_LR:g} for 'tiny' (trained from scratch), "
+        f"{PRETRAINED_LR:g} for a pretrained model.",
     )
-    num_train_epochs: float | None = field(  # type: ignore[assignment]
-        default=None,
-        metadata={
-            "help": f"Training epochs; default {TINY_EPOCHS:g} for 'tiny', {PRETRAINED_EPOCHS:g} for a pretrained model."
-        },
+    num_train_epochs: float | None = setting(  # type: ignore[assignment]
+        None,
+        f"Training epochs; default {TINY_EPOCHS:g} for 'tiny', {PRETRAINED_EPOCHS:g} for a "
+        "pretrained model.",
     )
-    warmup_steps: float = field(
-        default=0.1,
-        metadata={
-            "help": "Linear warm-up: steps (an integer) or a fraction of all steps (a float below 1)."
-        },
+    warmup_steps: float = setting(
+        0.1, "Linear warm-up: steps (an integer) or a fraction of all steps (a float below 1)."
     )
-    weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay."})
-    eval_strategy: str = field(
-        default="epoch",
-        metadata={"help": "When to evaluate: 'epoch', 'steps' (every eval_steps) or 'no'."},
+    weight_decay: float = setting(0.01, "AdamW weight decay.")
+    eval_strategy: str = setting(
+        "epoch", "When to evaluate: 'epoch', 'steps' (every eval_steps) or 'no'."
     )
-    save_strategy: str = field(
-        default="epoch",
-        metadata={
-            "help": "When to save a resumable checkpoint (as eval_strategy to keep the best)."
-        },
+    save_strategy: str = setting(
+        "epoch", "When to save a resumable checkpoint (as eval_strategy to keep the best)."
     )
-    save_total_limit: int | None = field(
-        default=2, metadata={"help": "Keep at most N resumable checkpoints."}
+    save_total_limit: int | None = setting(2, "Keep at most N resumable checkpoints.")
+    load_best_model_at_end: bool = setting(
+        True, "Keep the checkpoint with the best metric_for_best_model."
     )
-    load_best_model_at_end: bool = field(
-        default=True, metadata={"help": "Keep the checkpoint with the best metric_for_best_model."}
+    metric_for_best_model: str | None = setting(
+        "mae", "Metric of the best checkpoint (validation MAE, in steps)."
     )
-    metric_for_best_model: str | None = field(
-        default="mae",
-        metadata={"help": "Metric of the best checkpoint (validation MAE, in steps)."},
+    greater_is_better: bool | None = setting(
+        False, "Whether a higher metric_for_best_model is better."
     )
-    greater_is_better: bool | None = field(
-        default=False, metadata={"help": "Whether a higher metric_for_best_model is better."}
+    logging_steps: float = setting(50, "Steps between loss logs.")
+    train_sampling_strategy: str = setting(
+        "group_by_length", "'group_by_length' (little padding), 'random' or 'sequential'."
     )
-    logging_steps: float = field(default=50, metadata={"help": "Steps between loss logs."})
-    train_sampling_strategy: str = field(
-        default="group_by_length",
-        metadata={"help": "'group_by_length' (little padding), 'random' or 'sequential'."},
+    dataloader_pin_memory: bool = setting(
+        False, "Pin batches in memory (faster host-to-GPU copies)."
     )
-    dataloader_pin_memory: bool = field(
-        default=False, metadata={"help": "Pin batches in memory (faster host-to-GPU copies)."}
-    )
-    bf16: bool | None = field(
-        default=None,
-        metadata={"help": "bf16 mixed precision; default: on only where a CUDA GPU supports it."},
+    bf16: bool | None = setting(
+        None, "bf16 mixed precision; default: on only where a CUDA GPU supports it."
     )
 
     def __post_init__(self) -> None:
+        if isinstance(self.split, str):  # a Python keyword split="test"
+            self.split = [self.split]
+        validate_fields(self)  # first: the ranges before anything reads the values
         tiny = self.model_name == TINY_NAME
         if self.learning_rate is None:
             self.learning_rate = TINY_LR if tiny else PRETRAINED_LR
@@ -108,10 +92,6 @@ class ProgressConfig(ProgressArguments, TrainingArguments):
             self.num_train_epochs = TINY_EPOCHS if tiny else PRETRAINED_EPOCHS
         if self.max_length is None:
             self.max_length = TINY_MAX_LENGTH if tiny else PRETRAINED_MAX_LENGTH
-        check_numbers(self, NUMBER_RULES)
-        self.check()
-        if isinstance(self.split, str):
-            self.split = [self.split]
         if self.bf16 is None:
             import torch
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from leantrain.core.config import config_from_dict, config_to_dict, resolve_aliases
+from leantrain.core.config import config_from_dict, config_to_dict, resolve
 from leantrain.core.errors import CheckpointError, DataError
 from leantrain.core.lifelong import (
     LifelongEngine,
@@ -38,7 +38,7 @@ from leantrain.progress.dataset import (
 from leantrain.progress.labels import NoProgressRows, split_files
 from leantrain.progress.loss import make_loss
 from leantrain.progress.metrics import make_compute_metrics
-from leantrain.progress.predictor import ProgressPredictor
+from leantrain.progress.predictor import ProgressPredictor, check_base_model, load_pretrained
 from leantrain.progress.progress_config import ProgressConfig
 from leantrain.progress.summary import CONFIG_KEY as INPUT_KEY
 from leantrain.progress.summary import input_format_of
@@ -138,11 +138,11 @@ class ProgressTrainer:
                 "eval_ratio": float(eval_ratio),
                 "seed": seed,
             }
-            values = resolve_aliases(ProgressConfig, values)
-            values.update(resolve_aliases(ProgressConfig, options, source="ProgressTrainer"))
+            values = resolve(ProgressConfig, values)
+            values.update(resolve(ProgressConfig, options, source="ProgressTrainer"))
             config = config_from_dict(ProgressConfig, values, source="ProgressTrainer")
         elif options:
-            config = dataclasses.replace(config, **resolve_aliases(ProgressConfig, options))
+            config = dataclasses.replace(config, **resolve(ProgressConfig, options))
         self.config = config
         self.model: Any = None
         self.tokenizer: Any = None
@@ -169,11 +169,11 @@ class ProgressTrainer:
         import leantrain.progress.mean_pool  # noqa: F401  (registers the tiny model's type)
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        self.tokenizer = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
+        self.tokenizer = load_pretrained(AutoTokenizer, path)
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token or self.tokenizer.cls_token
-        self.model = AutoModelForSequenceClassification.from_pretrained(
-            str(path), num_labels=1, problem_type="regression", trust_remote_code=False
+        self.model = load_pretrained(
+            AutoModelForSequenceClassification, path, num_labels=1, problem_type="regression"
         )
         if self.model.config.pad_token_id is None:
             self.model.config.pad_token_id = self.tokenizer.pad_token_id
@@ -193,6 +193,7 @@ class ProgressTrainer:
             return
         cfg = self.config
         if cfg.model_name != TINY_NAME:
+            check_base_model(cfg.model_name)
             return self.load(cfg.model_name)
         self.target = None
         self.tokenizer = build_tiny_tokenizer(
@@ -220,7 +221,12 @@ class ProgressTrainer:
         if data is None:
             raise DataError(None, "no training data given", hint="set data_path (--data FILE)")
         splits = [split] if split else self.config.split
-        return load_progress_data(data, splits=splits, sorry_policy=self.config.sorry_policy)
+        return load_progress_data(
+            data,
+            splits=splits,
+            strategy=self.config.split_strategy,
+            sorry_policy=self.config.sorry_policy,
+        )
 
     def _val_rows(self, data: Any) -> list[dict[str, Any]]:
         """The rows of the val split of ``data`` when it is an export (or split) directory that
@@ -235,7 +241,7 @@ class ProgressTrainer:
         if data is None or not Path(data).is_dir():
             return []
         try:
-            split_files(data, ["val"])
+            split_files(data, ["val"], cfg.split_strategy)
         except DataError:  # no val split here: hold out eval_ratio of the training rows
             return []
         try:
@@ -291,7 +297,10 @@ class ProgressTrainer:
         if cfg.eval_data_path is not None:
             train_ds = ProgressDataset(rows=rows)
             eval_ds = ProgressDataset(
-                cfg.eval_data_path, splits=["val"], sorry_policy=cfg.sorry_policy
+                cfg.eval_data_path,
+                splits=["val"],
+                strategy=cfg.split_strategy,
+                sorry_policy=cfg.sorry_policy,
             )
         elif val_rows:
             train_ds, eval_ds = ProgressDataset(rows=rows), ProgressDataset(rows=val_rows)
@@ -373,7 +382,7 @@ class ProgressTrainer:
             self.output_dir,
             [self],
             **source,
-            export_dir=export_dir,
+            export_dir=export_dir or self.config.export_dir,
             evaluate_each_repo=self.config.evaluate_each_repo and lifelong,  # not on rows
             configs={self.name: config_to_dict(self.config)},
             overwrite=self.config.overwrite,

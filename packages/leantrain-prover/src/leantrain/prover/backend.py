@@ -18,8 +18,10 @@ traced proofs of an export), ``repl`` and ``pantograph`` (leantrain-lean's, thro
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from leantrain.core.errors import ConfigError
 from leantrain.core.schemas import Theorem
 from leantrain.lean.contract import (
     NO_GOALS,
@@ -103,6 +105,18 @@ class LeanContractBackend:
     def lean_theorem(self, theorem: Theorem) -> LeanTheorem:
         """The :class:`LeanTheorem` Lean is asked about for ``theorem``."""
         return lean_theorem_of(theorem, self.sources)
+
+    def check_theorems(self, theorems: Sequence[Theorem]) -> None:
+        """:class:`ConfigError` (one line) when an export's theorem is to be proved and no
+        Lean project to read its statement from is given."""
+        if self.sources is None:
+            for t in theorems:
+                if "header" not in (t.model_extra or {}):
+                    raise ConfigError(
+                        f"--backend {self.name} reads an export theorem's statement from the "
+                        f"Lean project, and no --lean-project is given ({t.full_name})",
+                        hint="pass --lean-project DIR: the traced repository at its commit",
+                    )
 
     def start(self, theorem: Theorem) -> Session:
         """A session of the inner backend on ``theorem``'s statement."""

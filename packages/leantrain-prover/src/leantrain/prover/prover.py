@@ -76,6 +76,16 @@ def make_backend(config: ProverConfig, *, lean_dojo: Any = None, pantograph: Any
     return LeanContractBackend(inner, config.lean_project)
 
 
+def check_theorems(backend: Any, theorems: list[Theorem]) -> None:
+    """What the backend can say about ``theorems`` before any search (and any model load): an
+    untraced repository (``leandojo``: ``check_traced``), statements it cannot read
+    (``repl`` / ``pantograph`` without ``--lean-project``: ``check_theorems``). One line."""
+    for hook in ("check_traced", "check_theorems"):
+        fn = getattr(backend, hook, None)
+        if callable(fn):
+            fn(theorems)
+
+
 def _exception_line(e: BaseException) -> str:
     text = " ".join(str(e).split())
     return f"{type(e).__name__}: {text}"[:500] if text else type(e).__name__
@@ -369,9 +379,7 @@ class Prover:
         todo = [as_theorem(t) for t in (self.load_theorems() if theorems is None else theorems)]
         if not todo:
             raise DataError(None, "no theorems to prove", hint="check --data, --split, --theorems")
-        check_traced = getattr(self.backend, "check_traced", None)
-        if callable(check_traced):  # LeanDojo: an untraced repository is one line, now
-            check_traced(todo)
+        check_theorems(self.backend, todo)
         store = self.store()
         done = store.open() if store is not None else set()
         rows = list(store.rows) if store is not None else []

@@ -39,7 +39,7 @@ def prove_command(cfg: ProveArgs) -> dict[str, Any]:
             "--output-dir proofs, or a .jsonl file for the per-theorem rows",
         )
     from leantrain.prover.premise_prompts import check_premise_settings, premise_settings
-    from leantrain.prover.prover import Prover, make_backend
+    from leantrain.prover.prover import Prover, check_theorems, make_backend
     from leantrain.prover.prover_config import tracked_defaults
     from leantrain.prover.results import ResultStore
     from leantrain.prover.summary import one_line
@@ -53,9 +53,7 @@ def prove_command(cfg: ProveArgs) -> dict[str, Any]:
         limit=cfg.max_theorems,
     )
     backend = make_backend(cfg)  # a missing REPL, Lean or lean-dojo: said before anything else
-    check_traced = getattr(backend, "check_traced", None)
-    if callable(check_traced):  # leandojo: an untraced repository, before any model loads
-        check_traced(theorems)
+    check_theorems(backend, theorems)  # an untraced repository, no --lean-project: one line
     metric = str(getattr(backend, "metric", "proof rate"))
     # the effective premise settings (also those from the generator's prompt.json) are part of
     # the recorded config: another retriever checkpoint into the same --output-dir is refused

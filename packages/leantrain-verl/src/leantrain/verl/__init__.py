@@ -15,7 +15,6 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
 from leantrain.verl.algorithms import ALGORITHMS, NOT_COVERED, algorithm_overrides
-from leantrain.verl.config import compose_config, validate_config
 from leantrain.verl.core_algos import CustomAdvantage, find_advantage_function
 from leantrain.verl.data import convert_to_verl, read_parquet
 from leantrain.verl.manager import VERLTrainingManager
@@ -27,6 +26,7 @@ from leantrain.verl.rewards import (
     register_reward_manager,
     score_batch,
 )
+from leantrain.verl.verl_config import compose_config, validate_config
 
 try:
     __version__ = _version("leantrain-verl")

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from leantrain.core.atomic import atomic_write_json, file_mode
 from leantrain.core.errors import ConfigError, DataError
+from leantrain.tactics.dataset_config import SplitArgs
 
 DATA_SOURCE = "leantrain/lean4_tactic"
 """``data_source`` of every converted row."""
@@ -40,16 +40,6 @@ EXTRA_COLUMNS = (
     "tactic_index",
 )
 """Columns of the GRPO dataset kept in ``extra_info`` (leantrain's rewards read them)."""
-
-
-@dataclass
-class DataSettings:
-    """How leantrain data is read (the fields of ``load_rl_dataset``'s config)."""
-
-    system_prompt: str | None = None
-    split_strategy: str = "random"
-    model_name: str | None = None
-    """The model trained (its ``prompt.json`` gives the prompt settings not given here)."""
 
 
 def to_verl_rows(dataset: Any, split: str) -> list[dict[str, Any]]:
@@ -135,7 +125,7 @@ def check_data_path(
         ) from None
     try:
         first = load_rl_dataset(
-            data, "train", DataSettings(split_strategy=split_strategy), max_samples=1
+            data, "train", SplitArgs(split_strategy=split_strategy), max_samples=1
         )
     except DataError as e:
         raise ConfigError(f"{flag}: {e.message}", hint=e.hint or hint) from None
@@ -151,18 +141,20 @@ def convert_to_verl(
     out_dir: str | Path,
     *,
     splits: tuple[str, ...] = ("train", "val"),
-    settings: DataSettings | None = None,
+    settings: Any = None,
     max_samples: dict[str, int | None] | None = None,
 ) -> dict[str, Path]:
     """Convert ``data`` (an export dir, a split file or a ``datasets.Dataset``) to
     ``out_dir/<split>.parquet`` for each split; returns ``{split: path}``.
 
-    An export dir without a split falls back to ``train`` for ``val`` (VERL needs val files);
+    ``settings``: a config with the prompt and split settings (:class:`LeantrainSection`,
+    :class:`ConvertArgs`; default: ``random``, the default prompt). An export dir without a
+    split falls back to ``train`` for ``val`` (VERL needs val files);
     an empty ``train`` split is a :class:`DataError`.
     """
     from leantrain.llm.training_data import load_rl_dataset
 
-    settings = settings or DataSettings()
+    settings = settings or SplitArgs()
     out_dir = Path(out_dir)
     out: dict[str, Path] = {}
     for split in splits:

@@ -27,20 +27,20 @@ from pathlib import Path
 from typing import Any
 
 from leantrain.core.atomic import atomic_write_json, atomic_write_text
+from leantrain.core.config import config_from_dict, resolve
 from leantrain.core.errors import CheckpointError, ConfigError, LeanTrainError
 from leantrain.core.lifelong import LifelongEngine, Step, train_data
 from leantrain.verl.algorithms import algorithm_overrides
-from leantrain.verl.config import (
-    LeantrainSection,
+from leantrain.verl.config import LeantrainSection
+from leantrain.verl.core_algos import ENV, CustomAdvantage, find_advantage_function
+from leantrain.verl.data import check_data_path, convert_to_verl
+from leantrain.verl.verl_config import (
     compose_config,
-    leantrain_settings,
     load_user_yaml,
     split_overrides,
     to_yaml,
     validate_config,
 )
-from leantrain.verl.core_algos import ENV, CustomAdvantage, find_advantage_function
-from leantrain.verl.data import DataSettings, check_data_path, convert_to_verl
 from leantrain.verl.worker_setup import HOOK, REWARD_MODULES_ENV, WorkerImports, reward_imports
 
 Launcher = Callable[[list[str], dict[str, str], Path], int]
@@ -124,27 +124,32 @@ class VERLTrainingManager:
     ) -> None:
         algorithm_overrides(algorithm_type)  # unknown type: fail now
         user = load_user_yaml(config) if isinstance(config, (str, Path)) else dict(config or {})
-        section = dict(user.get("leantrain") or {})
         overrides, leantrain_overrides = split_overrides(overrides)
-        section.update(leantrain_overrides)
-        given = {
+        named = {
             "model_name": model_name,
             "rewards": None if rewards is None else list(rewards),
             "reward_manager": reward_manager,
             "allow_code": allow_code,
-            **leantrain,
-        }
-        section.update({k: v for k, v in given.items() if v is not None})
+        }  # None: not given; a None among ``leantrain`` is a value (max_eval_samples=None)
+        given = {**{k: v for k, v in named.items() if v is not None}, **leantrain}
         source = f"{config if isinstance(config, (str, Path)) else 'config'}, section 'leantrain:'"
-        section = leantrain_settings(section, source=source)
+        given_keys: dict[str, Any] = {}  # the YAML's section < leantrain.* overrides < keywords
+        for where, values in (
+            (source, dict(user.get("leantrain") or {})),
+            ("override", leantrain_overrides),
+            ("keyword arguments", given),
+        ):
+            given_keys.update(resolve(LeantrainSection, values, source=where))
+        self.section = config_from_dict(LeantrainSection, given_keys, source=source)
+        """The typed ``leantrain:`` section (defaults where not given)."""
         self.user_config = user
         self.config_source = str(config) if isinstance(config, (str, Path)) else "config"
         self.algorithm_type = algorithm_type
         self.overrides = overrides
-        self.settings = section
+        self.settings = {k: getattr(self.section, k) for k in given_keys}  # the given keys
         self.output_dir = Path(output_dir) if output_dir is not None else Path("runs/verl")
         self.launcher = launcher or default_launcher
-        self.allow_code = bool(section.get("allow_code", False))
+        self.allow_code = self.section.allow_code
         self.custom: CustomAdvantage | None = None
         if core_algos:
             # given as an argument (CLI flag / Python), never from the config file: the opt-in
@@ -160,7 +165,7 @@ class VERLTrainingManager:
     # -- configuration ----------------------------------------------------------------------
     @property
     def base_model(self) -> str:
-        name = self.settings.get("model_name")
+        name = self.section.model_name
         if name:
             return str(name)
         path = (
@@ -174,13 +179,6 @@ class VERLTrainingManager:
                 hint="set leantrain.model_name or actor_rollout_ref.model.path (an HF model dir)",
             )
         return str(path)
-
-    def _data_settings(self) -> DataSettings:
-        return DataSettings(
-            system_prompt=self.settings.get("system_prompt"),
-            split_strategy=str(self.settings.get("split_strategy", "random")),
-            model_name=self.settings.get("model_name"),
-        )
 
     def resolved_config(
         self,
@@ -217,17 +215,15 @@ class VERLTrainingManager:
             # save_freq > 0, so a save_freq beyond the run saves exactly that one
             values["trainer.save_freq"] = 1_000_000
         kwargs = {
-            "rewards": list(self.settings.get("rewards") or []) or None,
+            "rewards": list(self.section.rewards or []) or None,
             "allow_code": self.allow_code,
         }
-        if self.settings.get("reward_manager"):
+        if self.section.reward_manager:
             values["reward.reward_manager.source"] = "importlib"
             values["reward.reward_manager.name"] = "LeantrainRewardManager"
             values["reward.reward_manager.module.path"] = "pkg://leantrain.verl.verl_reward_manager"
-            kwargs["leantrain_manager"] = self.settings["reward_manager"]
-            kwargs["leantrain_manager_options"] = dict(
-                self.settings.get("reward_manager_options") or {}
-            )
+            kwargs["leantrain_manager"] = self.section.reward_manager
+            kwargs["leantrain_manager_options"] = dict(self.section.reward_manager_options or {})
         with open_dict(cfg):
             for key, value in values.items():
                 OmegaConf.update(cfg, key, value, merge=True)
@@ -291,10 +287,10 @@ class VERLTrainingManager:
                     hint="give a leantrain database (leantrain export import … --db FILE)",
                 )
         else:
-            check_data_path(data_path, split_strategy=self._data_settings().split_strategy)
-        build_scorers(self.settings.get("rewards"), allow_code=self.allow_code)
-        if self.settings.get("reward_manager"):
-            REWARD_MANAGERS.get(str(self.settings["reward_manager"]), allow_code=self.allow_code)
+            check_data_path(data_path, split_strategy=self.section.split_strategy)
+        build_scorers(self.section.rewards, allow_code=self.allow_code)
+        if self.section.reward_manager:
+            REWARD_MANAGERS.get(self.section.reward_manager, allow_code=self.allow_code)
 
     def dry_run(self, data_path: Any = None, *, database: Any = None) -> dict[str, Any]:
         """The resolved config (YAML) and the command, without converting, launching or writing
@@ -323,14 +319,16 @@ class VERLTrainingManager:
         *,
         data_path: Any = None,
         output_dir: str | Path | None = None,
-        overwrite: bool = False,
+        overwrite: bool | None = None,
+        evaluate_each_repo: bool = True,
     ) -> dict[str, Any]:
         """Train; returns ``{output_dir, per_repo, final, checkpoints, model_dir, evals}``.
 
         The trainers' one signature (:func:`leantrain.core.lifelong.train_data`):
         ``train(data_path=…)`` (or ``train(path)``) is one step on an export dir / split file;
         ``train(repos, database, export_dir)`` is lifelong (each step from the previous step's
-        model, merged exports under ``export_dir``).
+        model, merged exports under ``export_dir``). ``overwrite`` defaults to the section's;
+        ``evaluate_each_repo=False`` skips the evaluation after each step.
         """
         if output_dir is not None:
             self.output_dir = Path(output_dir)
@@ -342,7 +340,8 @@ class VERLTrainingManager:
             **source,
             export_dir=export_dir,
             configs={self.name: self._fingerprint()},
-            overwrite=overwrite,
+            overwrite=self.section.overwrite if overwrite is None else overwrite,
+            evaluate_each_repo=evaluate_each_repo,
             output_flag="--output_dir",
         )
         result = engine.run()[self.name]
@@ -357,18 +356,18 @@ class VERLTrainingManager:
             "config": self.user_config,
             "overrides": self.overrides,  # VERL keys → values (leantrain.* are in "leantrain")
             "custom_advantage": None if self.custom is None else self.custom.spec,
-            "leantrain": self.settings,
+            # how a run treats an earlier one is no setting of the run (a resume drops it)
+            "leantrain": {k: v for k, v in self.settings.items() if k != "overwrite"},
         }
 
     def train_step(self, step: Step) -> dict[str, Any]:
         """Convert, compose, validate, launch VERL, merge its checkpoint to an HF dir."""
         work = Path(step.work_dir).absolute()
-        limit = self.settings.get("max_train_samples")
         files = convert_to_verl(
             step.data,
             work / "data",
-            settings=self._data_settings(),
-            max_samples={"train": limit},
+            settings=self.section,
+            max_samples={"train": self.section.max_train_samples},
         )
         model = step.init_from or self.model_dir or self.base_model
         cfg = self.resolved_config(
@@ -430,13 +429,13 @@ class VERLTrainingManager:
             raise CheckpointError(f"no trained model to save (current model: {src})")
         path = Path(path)
         shutil.copytree(src, path, dirs_exist_ok=True)
-        write_prompt(path, model_prompt(self._data_settings()))
+        write_prompt(path, model_prompt(self.section))
         atomic_write_json(
             path / "leantrain_model.json",
             {
                 "trainer": self.name,
                 "algorithm_type": self.algorithm_type,
-                "base_model": self.base_model if self.settings.get("model_name") else None,
+                "base_model": self.base_model if self.section.model_name else None,
             },
         )
 
@@ -457,13 +456,13 @@ class VERLTrainingManager:
         if data is None:
             raise ConfigError("nothing to evaluate on", hint="pass data=… (an export dir)")
         dataset = load_rl_dataset(
-            data, split, self._data_settings(), max_samples=self.settings.get("max_eval_samples")
+            data, split, self.section, max_samples=self.section.max_eval_samples
         )
         model, tokenizer = load_model_and_tokenizer(self._current())
         return evaluate_pairs(
             model,
             tokenizer,
             references(dataset),
-            k=int(self.settings.get("eval_k", 1)),
-            max_new_tokens=int(self.settings.get("eval_max_new_tokens", 32)),
+            k=self.section.eval_k,
+            max_new_tokens=self.section.eval_max_new_tokens,
         )

@@ -1,0 +1,368 @@
+"""Compose a VERL config: VERL's own ``ppo_trainer.yaml`` (Hydra) ← algorithm ← user YAML ← CLI.
+
+The base is composed with Hydra from the ``verl/trainer/config`` directory of the installed
+verl, found without importing verl (importing it loads torch, tensordict and Ray: tens of
+seconds). Merging is done in OmegaConf's struct mode, so an unknown key fails at once; the
+error names the file, the full key and the closest valid key. :func:`validate_config` then
+checks what VERL would otherwise find only after Ray and the workers have started: batch sizes
+(``data.train_batch_size`` × ``rollout.n`` vs ``ppo_mini_batch_size`` vs micro batches vs
+GPUs), missing mandatory values (``???``), group estimators with ``rollout.n`` = 1.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from leantrain.core.config import parse_yaml, read_yaml_file
+from leantrain.core.errors import ConfigError, MissingDependencyError
+from leantrain.verl.algorithms import GROUP_ESTIMATORS, algorithm_overrides
+
+# keys whose sub-dicts are free-form in VERL (added to, not checked against, the base)
+_OPEN_KEYS = ("reward.reward_kwargs", "ray_kwargs.ray_init.runtime_env")
+
+LEANTRAIN_DEFAULTS: dict[str, Any] = {
+    "trainer.project_name": "leantrain",
+    "trainer.experiment_name": "verl",
+    "trainer.logger": ["console"],
+    "trainer.val_before_train": False,
+    "data.prompt_key": "prompt",
+    "data.reward_fn_key": "data_source",
+    "data.return_raw_chat": True,
+    "data.filter_overlong_prompts": True,
+    "data.truncation": "left",
+}
+"""leantrain's defaults over VERL's (applied before the algorithm and the user's YAML)."""
+
+
+def verl_config_dir() -> Path:
+    """``verl/trainer/config`` of the installed verl (not imported)."""
+    spec = importlib.util.find_spec("verl")
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingDependencyError(
+            "leantrain-verl needs the Python package 'verl', which is not installed",
+            hint="install it with: uv sync --package leantrain-verl (Python < 3.13)",
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / "trainer" / "config"
+    if not (path / "ppo_trainer.yaml").is_file():
+        raise MissingDependencyError(f"verl's ppo_trainer.yaml not found under {path}")
+    return path
+
+
+_BASE: dict[str, Any] = {}
+
+
+def base_config() -> Any:
+    """VERL's ``ppo_trainer`` config composed by Hydra (a struct ``DictConfig``; composed once
+    per process, a fresh copy each call)."""
+    import copy
+
+    directory = str(verl_config_dir())
+    if directory not in _BASE:
+        from hydra import compose, initialize_config_dir
+        from hydra.core.global_hydra import GlobalHydra
+
+        GlobalHydra.instance().clear()
+        with initialize_config_dir(config_dir=directory, version_base=None):
+            _BASE[directory] = compose(config_name="ppo_trainer")
+    return copy.deepcopy(_BASE[directory])
+
+
+def _closest(cfg: Any, full_key: str) -> str:
+    from omegaconf import OmegaConf
+
+    parent, _, leaf = full_key.rpartition(".")
+    node = OmegaConf.select(cfg, parent) if parent else cfg
+    names = list(node.keys()) if hasattr(node, "keys") else []
+    close = difflib.get_close_matches(leaf, [str(n) for n in names], n=1, cutoff=0.5)
+    if close:
+        return f"did you mean '{f'{parent}.' if parent else ''}{close[0]}'?"
+    where = f"'{parent}'" if parent else "the top level"
+    return f"valid keys of {where}: {', '.join(sorted(str(n) for n in names))}"
+
+
+def _is_open(key: str) -> bool:
+    return any(key == k or key.startswith(k + ".") for k in _OPEN_KEYS)
+
+
+def _set(cfg: Any, key: str, value: Any, source: str) -> None:
+    """Set a dotted key; an unknown key is a :class:`ConfigError` with the closest match."""
+    from omegaconf import OmegaConf, open_dict
+
+    parent, _, leaf = key.rpartition(".")
+    if _is_open(key):
+        with open_dict(cfg):
+            OmegaConf.update(cfg, key, value, merge=True, force_add=True)
+        return
+    node = OmegaConf.select(cfg, parent) if parent else cfg
+    if node is None or not hasattr(node, "keys") or leaf not in list(node.keys()):
+        raise ConfigError(f"{source}: unknown VERL key '{key}'", hint=_closest(cfg, key))
+    OmegaConf.update(cfg, key, value, merge=True)
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        full = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value and not _is_open(full):
+            out.update(_flatten(value, full + "."))
+        else:
+            out[full] = value
+    return out
+
+
+def load_user_yaml(path: str | Path) -> dict[str, Any]:
+    """The user's YAML in VERL's sections, read by leantrain's loader (YAML 1.2 floats such as
+    ``lr: 1e-6``, duplicate keys refused, size and alias guards); bad files are one clear line."""
+    data = read_yaml_file(path)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of VERL sections")
+    return data
+
+
+def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
+    """``key=value`` CLI overrides (values parsed as YAML: ``3``, ``1e-6``, ``true``, ``[a, b]``)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(
+                f"override '{item}' is not key=value",
+                hint="e.g. data.train_batch_size=8",
+            )
+        where = f"override '{key.strip()}'"
+        out[key.strip().lstrip("+")] = parse_yaml(raw, where=where) if raw.strip() else None
+    return out
+
+
+def split_overrides(
+    overrides: Mapping[str, Any] | Sequence[str] | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(VERL overrides, leantrain overrides)``: ``leantrain.KEY=VALUE`` items set the YAML's
+    ``leantrain:`` section (the prefix removed), every other item a VERL key."""
+    if not overrides:
+        return {}, {}
+    items = dict(overrides) if isinstance(overrides, Mapping) else parse_overrides(overrides)
+    ours = {
+        k.removeprefix("leantrain."): items.pop(k)
+        for k in list(items)
+        if k.startswith("leantrain.")
+    }
+    return items, ours
+
+
+def compose_config(
+    user: str | Path | Mapping[str, Any] | None = None,
+    *,
+    algorithm_type: str = "grpo",
+    overrides: Mapping[str, Any] | Sequence[str] | None = None,
+    source: str | None = None,
+) -> Any:
+    """VERL's ``ppo_trainer`` ← leantrain defaults ← ``algorithm_type`` ← ``user`` ← ``overrides``.
+
+    ``user`` is a YAML path or a dict in VERL's sections (``data``, ``actor_rollout_ref``,
+    ``critic``, ``reward_model`` / ``reward``, ``algorithm``, ``trainer``); a top-level
+    ``leantrain`` section is ignored here (the manager reads it). ``overrides`` are dotted
+    keys (a dict, or ``key=value`` strings as on the command line). ``source`` names ``user``
+    in messages (default: its path, or ``config``).
+    """
+    cfg = base_config()
+    for key, value in LEANTRAIN_DEFAULTS.items():
+        _set(cfg, key, value, "leantrain defaults")
+    for key, value in algorithm_overrides(algorithm_type).items():
+        _set(cfg, key, value, f"algorithm '{algorithm_type}'")
+    if user is not None:
+        source = source or (str(user) if isinstance(user, (str, Path)) else "config")
+        data = load_user_yaml(user) if isinstance(user, (str, Path)) else dict(user)
+        data.pop("leantrain", None)
+        for key, value in _flatten(data).items():
+            _set(cfg, key, value, source)
+    if overrides:
+        items = parse_overrides(overrides) if not isinstance(overrides, Mapping) else overrides
+        for key, value in items.items():
+            _set(cfg, key, value, "override")
+    critic = "critic.ppo_micro_batch_size"
+    if (
+        _get(cfg, "critic.enable")
+        and _get(cfg, critic) is None
+        and _get(cfg, critic + "_per_gpu") is None
+    ):
+        # a critic the algorithm added (ppo) gets the actor's micro-batch unless one is set
+        actor = _get(cfg, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu")
+        _set(cfg, critic + "_per_gpu", actor, "leantrain defaults")
+    return cfg
+
+
+def _get(cfg: Any, key: str) -> Any:
+    from omegaconf import OmegaConf
+
+    return OmegaConf.select(cfg, key, throw_on_missing=False)
+
+
+def _missing(cfg: Any) -> list[str]:
+    from omegaconf import OmegaConf
+
+    out = []
+
+    def walk(node: Any, prefix: str) -> None:
+        for key in node:
+            full = f"{prefix}{key}"
+            if OmegaConf.is_missing(node, key):
+                out.append(full)
+                continue
+            child = node._get_node(key)
+            if OmegaConf.is_dict(child):
+                walk(child, full + ".")
+
+    walk(cfg, "")
+    return out
+
+
+def validate_config(cfg: Any, *, need_data: bool = True) -> None:
+    """Check on CPU, in milliseconds, what VERL checks after Ray and the workers start.
+
+    Mirrors ``verl.utils.config.validate_config`` and ``ActorConfig.validate`` of verl 0.9.1
+    (and what the FSDP worker derives: ``ppo_mini_batch_size × rollout.n`` split over the
+    data-parallel ranks, then into micro batches), with the fix in each message.
+    """
+    from omegaconf import OmegaConf
+
+    skip = {"reward.reward_model.rollout.name"}  # only read when a reward *model* is enabled
+    missing = [k for k in _missing(cfg) if k not in skip]
+    if missing:
+        raise ConfigError(
+            f"VERL config: mandatory value(s) not set: {', '.join(missing)}",
+            hint=f"set them in the YAML or as overrides (e.g. {missing[0]}=...)",
+        )
+    try:
+        OmegaConf.to_container(cfg, resolve=True)
+    except Exception as e:  # an interpolation that does not resolve
+        raise ConfigError(f"VERL config does not resolve: {e}".replace("\n", " ")) from None
+    rollout = "actor_rollout_ref.rollout"
+    actor = "actor_rollout_ref.actor"
+
+    def positive_int(key: str, *, allow_none: bool = False) -> int | None:
+        value = _get(cfg, key)
+        if value is None and allow_none:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"VERL config: {key} must be a positive integer, got {value!r}")
+        return value
+
+    train_bs = positive_int("data.train_batch_size")
+    n = positive_int(f"{rollout}.n")
+    n_gpus = positive_int("trainer.n_gpus_per_node") * positive_int("trainer.nnodes")  # type: ignore[operator]
+    sp = positive_int(f"{actor}.ulysses_sequence_parallel_size", allow_none=True) or 1
+    estimator = str(_get(cfg, "algorithm.adv_estimator"))
+    assert train_bs is not None and n is not None
+    if estimator in GROUP_ESTIMATORS and n < 2:
+        raise ConfigError(
+            f"VERL config: adv_estimator '{estimator}' compares the responses of a prompt, but "
+            f"{rollout}.n is {n}",
+            hint=f"set {rollout}.n to 2 or more (e.g. 8)",
+        )
+    if not _get(cfg, f"{actor}.use_dynamic_bsz"):
+        if (train_bs * n) % n_gpus:
+            raise ConfigError(
+                f"VERL config: data.train_batch_size × {rollout}.n = {train_bs} × {n} = "
+                f"{train_bs * n} responses per step is not divisible by the {n_gpus} GPUs "
+                f"(trainer.n_gpus_per_node × trainer.nnodes)",
+                hint="make train_batch_size × n a multiple of the GPU count",
+            )
+        mini = positive_int(f"{actor}.ppo_mini_batch_size")
+        assert mini is not None
+        if train_bs < mini:
+            raise ConfigError(
+                f"VERL config: data.train_batch_size ({train_bs}) is smaller than "
+                f"{actor}.ppo_mini_batch_size ({mini}), so no PPO update can be made",
+                hint=f"set {actor}.ppo_mini_batch_size ≤ {train_bs} (a divisor of it)",
+            )
+        if train_bs % mini:
+            raise ConfigError(
+                f"VERL config: data.train_batch_size ({train_bs}) is not divisible by "
+                f"{actor}.ppo_mini_batch_size ({mini}): the last mini-batch would be partial",
+                hint=f"choose ppo_mini_batch_size among the divisors of {train_bs}",
+            )
+        dp = max(n_gpus // sp, 1)
+        per_rank = mini * n // dp
+        if per_rank < 1 or (mini * n) % dp:
+            raise ConfigError(
+                f"VERL config: ppo_mini_batch_size × n = {mini * n} responses cannot be split "
+                f"over {dp} data-parallel ranks ({n_gpus} GPUs / sequence parallel {sp})",
+                hint="raise ppo_mini_batch_size or rollout.n, or use fewer GPUs",
+            )
+        micro = _get(cfg, f"{actor}.ppo_micro_batch_size_per_gpu")
+        if micro is None and _get(cfg, f"{actor}.ppo_micro_batch_size") is None:
+            raise ConfigError(
+                f"VERL config: set {actor}.ppo_micro_batch_size_per_gpu",
+                hint=f"a divisor of {per_rank} (the responses per GPU in one mini-batch)",
+            )
+        if micro is not None and (not isinstance(micro, int) or micro < 1 or per_rank % micro):
+            raise ConfigError(
+                f"VERL config: {actor}.ppo_micro_batch_size_per_gpu ({micro}) must divide the "
+                f"{per_rank} responses each GPU gets per mini-batch "
+                f"(ppo_mini_batch_size {mini} × n {n} / {dp} ranks)",
+                hint=f"choose one of: {', '.join(str(d) for d in _divisors(per_rank))}",
+            )
+        for section in (rollout, "actor_rollout_ref.ref"):
+            if _get(cfg, f"{section}.log_prob_micro_batch_size") is None and (
+                _get(cfg, f"{section}.log_prob_micro_batch_size_per_gpu") is None
+            ):
+                raise ConfigError(
+                    f"VERL config: set {section}.log_prob_micro_batch_size_per_gpu",
+                    hint="e.g. the same value as actor.ppo_micro_batch_size_per_gpu",
+                )
+    needs_critic = _get(cfg, "critic.enable")
+    if needs_critic is None:
+        needs_critic = estimator == "gae"
+    if estimator == "gae" and not needs_critic:
+        raise ConfigError(
+            "VERL config: adv_estimator 'gae' (PPO) needs a critic, but critic.enable is false",
+            hint="set critic.enable=true, or choose a critic-free algorithm (grpo, rloo, …)",
+        )
+    if needs_critic and not _get(cfg, "actor_rollout_ref.actor.use_dynamic_bsz"):
+        cmicro = _get(cfg, "critic.ppo_micro_batch_size_per_gpu")
+        if cmicro is None and _get(cfg, "critic.ppo_micro_batch_size") is None:
+            raise ConfigError(
+                "VERL config: a critic is used: set critic.ppo_micro_batch_size_per_gpu",
+                hint="e.g. the same value as actor.ppo_micro_batch_size_per_gpu",
+            )
+    max_prompt = positive_int("data.max_prompt_length")
+    max_resp = positive_int("data.max_response_length")
+    assert max_prompt is not None and max_resp is not None
+    overlong = _get(cfg, "reward.reward_kwargs.overlong_buffer_cfg")
+    if overlong is not None and overlong.get("enable"):
+        buf = overlong.get("len")
+        if not isinstance(buf, int) or not 0 < buf <= max_resp:
+            raise ConfigError(
+                f"VERL config: reward.reward_kwargs.overlong_buffer_cfg.len ({buf}) must be in "
+                f"1..data.max_response_length ({max_resp})",
+                hint="DAPO's overlong buffer is the tail of the response budget",
+            )
+    if need_data:
+        for key in ("data.train_files", "data.val_files"):
+            files = _get(cfg, key)
+            files = [files] if isinstance(files, str) else list(files or [])
+            for f in files:
+                if not Path(str(f)).expanduser().is_file():
+                    raise ConfigError(
+                        f"VERL config: {key}: file not found: {f}",
+                        hint="convert leantrain data with leantrain.verl.convert_to_verl "
+                        "(the manager does it from --data_path)",
+                    )
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def to_yaml(cfg: Any) -> str:
+    """The config as YAML (interpolations kept, as VERL resolves them itself)."""
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_yaml(cfg)
