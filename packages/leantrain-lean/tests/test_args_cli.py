@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import FAKE, MATHLIB_HEADER
 from leantrain.core.errors import ConfigError, MissingDependencyError
 from leantrain.lean import (
     KiminaBackend,
@@ -20,6 +20,8 @@ from leantrain.lean import (
     theorem_from_source,
 )
 from leantrain.lean.cli import run as verify_cli
+
+FAKE = Path(__file__).parent / "fake_repl.py"
 
 
 def test_lean_args_defaults_and_one_line_errors():
@@ -92,14 +94,14 @@ def _write(path, records):
     return str(path)
 
 
-def test_verify_command_prints_statuses_and_exits_by_the_worst(tmp_path, capsys):
+def test_verify_command_prints_statuses_and_exits_by_the_worst(tmp_path, capsys, mathlib_header):
     proofs = _write(
         tmp_path / "proofs.json",
         [
             {
                 "name": "mathd_numbertheory_188",
                 "formal_statement": "theorem mathd_numbertheory_188 : Nat.gcd 180 168 = 12 := by",
-                "header": MATHLIB_HEADER,
+                "header": mathlib_header,
                 "proof": "norm_num",
             }
         ],
@@ -146,14 +148,14 @@ def test_verify_command_refuses_bad_input_in_one_line(tmp_path):
         verify_cli([good, "--repl-command", "no-such-repl"])
 
 
-def test_verify_reads_an_export_theorem_from_the_lean_project(tmp_path, capsys):
+def test_verify_reads_an_export_theorem_from_the_lean_project(tmp_path, capsys, mathlib_header):
     """A prover proofs.json of an export's theorem has no header: with --lean-project the
     statement and header are read from the project's file, as the prover read them."""
     (tmp_path / "proj").mkdir()
-    (tmp_path / "proj" / "F.lean").write_text(MATHLIB_HEADER + "\n\n" + (
+    (tmp_path / "proj" / "F.lean").write_text(mathlib_header + "\n\n" + (
         "theorem mathd_numbertheory_188 : Nat.gcd 180 168 = 12 := by\n  decide\n"
     ))  # fmt: skip
-    line = MATHLIB_HEADER.count("\n") + 3
+    line = mathlib_header.count("\n") + 3
     record = {
         "url": "u", "commit": "c", "file_path": "F.lean",
         "full_name": "mathd_numbertheory_188", "start": [line, 1], "end": [line + 1, 9],

@@ -175,7 +175,7 @@ def test_grpo_gives_the_reward_its_lean_settings(tmp_path):
             "--max-steps", "2", "--start-timeout", "120",
         ],
     )  # fmt: skip
-    assert (cfg.lean_backend, cfg.repl_command, cfg.lean_project) == (
+    assert (cfg.backend, cfg.repl_command, cfg.lean_project) == (
         "repl",
         "lake env repl",
         str(project),
@@ -187,8 +187,15 @@ def test_grpo_gives_the_reward_its_lean_settings(tmp_path):
     own = GRPOTrainer._with_lean_settings(trainer, {"name": "lean", "level": "proof"})
     assert own["level"] == "proof"
     assert GRPOTrainer._with_lean_settings(trainer, "format") == "format"
-    with pytest.raises(ConfigError, match=r"lean_backend.*choose one of: 'repl', 'kimina'"):
+    with pytest.raises(ConfigError, match="replay is no Lean backend"):
         parse(GRPOConfig, ["--lean-backend", "replay", "--output-dir", str(tmp_path / "h")])
+    with pytest.raises(ConfigError, match="backend"):
+        parse(GRPOConfig, ["--lean-backend", "nope", "--output-dir", str(tmp_path / "h")])
+    # unset, the reward's backend is repl
+    plain = parse(GRPOConfig, ["--reward", "lean", "--output-dir", str(tmp_path / "i")])
+    assert (
+        GRPOTrainer._with_lean_settings(SimpleNamespace(config=plain), "lean")["backend"] == "repl"
+    )
 
 
 @pytest.mark.slow
@@ -213,7 +220,7 @@ def test_grpo_trains_with_the_lean_reward_on_a_repl_process(sft_rows, tmp_path):
         model_name="tiny",
         output_dir=tmp_path / "g",
         reward_funcs=["lean"],
-        lean_backend="repl",
+        lean_backend="repl",  # GRPO's flag name of LeanArgs' backend
         repl_command=repl,
         tactic_timeout=20,
         max_steps=2,

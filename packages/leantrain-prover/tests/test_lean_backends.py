@@ -172,10 +172,10 @@ def test_make_backend_repl_and_the_refusals():
     assert "leantrain verify" in info.value.one_line()
     from leantrain.core.config import config_from_dict
 
-    with pytest.raises(
-        ConfigError, match="choose one of: 'replay', 'repl', 'pantograph', 'leandojo'"
-    ):
+    with pytest.raises(ConfigError, match=r"'backend'.*choose one of: 'repl', 'kimina'"):
         config_from_dict(ProverConfig, {"backend": "nope"})
+    assert ProverConfig().backend == "replay"  # prove's default (LeanArgs' backend unset)
+    assert config_from_dict(ProverConfig, {"lean_backend": "repl"}).backend == "repl"
 
 
 def test_cli_no_such_repl_is_one_line_before_any_model_loads(nat_basics, tmp_path, capsys):

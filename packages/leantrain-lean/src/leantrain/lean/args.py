@@ -2,9 +2,11 @@
 composes (``leantrain prove``, the GRPO ``lean`` reward, ``leantrain verify``), and
 :func:`build_backend`, which makes the backend a name chooses from them.
 
-The choice of backend stays with each command, since what may be chosen differs: ``prove``
-also has ``replay`` (no Lean), the reward and ``verify`` only the Lean backends, ``verify``
-only those that check whole proofs.
+The backend is chosen here too (``backend``, also ``--lean-backend``), declared once for every
+command; what a command accepts differs — ``prove`` also has ``replay`` (no Lean, its default),
+the reward only the Lean backends, ``verify`` only those that check whole proofs — and
+:func:`build_backend` says so in one line. Unset, each command takes its own default
+(:meth:`LeanArgs.backend_or`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from leantrain.core.config import AtLeast1, Positive, setting
 from leantrain.core.errors import ConfigError
@@ -20,6 +22,8 @@ from leantrain.core.groups import Group
 from leantrain.lean.contract import Backend
 from leantrain.lean.repl import DEFAULT_REPL_COMMAND
 from leantrain.lean.soundness import DEFAULT_ALLOWED_AXIOMS
+
+BackendName = Literal["repl", "kimina", "pantograph", "leandojo", "replay"]
 
 LEAN_BACKENDS = ("repl", "kimina", "pantograph", "leandojo")
 """The backends over Lean itself (the prover adds ``replay``)."""
@@ -33,9 +37,18 @@ SEARCH_BACKENDS = ("repl", "pantograph", "leandojo")
 
 @dataclass
 class LeanArgs(Group):
-    """How Lean is reached: REPL command and project, Kimina URL, timeouts, memory, axioms.
+    """How Lean is reached: backend, REPL command and project, Kimina URL, timeouts, axioms.
 
     One group composed by every command that asks Lean (``prove``, ``grpo``, ``verify``)."""
+
+    backend: BackendName | None = setting(
+        None,
+        "Lean backend: repl (the Lean REPL: --repl-command, --lean-project), kimina (a Kimina "
+        "Lean Server at --url; whole proofs only), pantograph (PyPantograph), leandojo (a "
+        "LeanDojo-traced repository), replay (prove only: the export's traced proofs, no "
+        "Lean). Default: replay for prove, repl for the lean reward and verify.",
+        aliases=("lean_backend",),
+    )
 
     repl_command: str = setting(
         DEFAULT_REPL_COMMAND,
@@ -62,6 +75,10 @@ class LeanArgs(Group):
         "Axioms a proof may depend on (repeatable; add Lean.ofReduceBool to accept native_decide).",
     )
 
+    def backend_or(self, default: BackendName) -> BackendName:
+        """The chosen backend, or the command's ``default`` when none was chosen."""
+        return self.backend or default
+
     def check_group(self) -> None:
         """An empty REPL command, or a Lean project that is no directory, is one line naming
         the flag (when the settings are read, before any model loads)."""
@@ -81,6 +98,15 @@ def lean_args(obj: Any) -> LeanArgs:
     return LeanArgs(**{f.name: getattr(obj, f.name) for f in fields(LeanArgs)})
 
 
+def check_choice(name: str, choices: Sequence[str], flag: str = "--backend") -> None:
+    """One line when a command does not take the backend ``name`` (``choices`` it takes)."""
+    if name not in choices:
+        raise ConfigError(
+            f"{flag}: unknown or unsupported backend '{name}' here",
+            hint=f"choose one of: {', '.join(choices)}",
+        )
+
+
 def build_backend(
     name: str,
     args: LeanArgs,
@@ -94,11 +120,7 @@ def build_backend(
     version of ``lean_project``'s ``lean-toolchain`` checked here, so this is the early check:
     one line before any model loads). ``choices`` are the names the
     caller accepts, ``flag`` the option that chose it (named in the error)."""
-    if name not in choices:
-        raise ConfigError(
-            f"{flag}: unknown or unsupported backend '{name}' here",
-            hint=f"choose one of: {', '.join(choices)}",
-        )
+    check_choice(name, choices, flag)
     if args.lean_project and (Path(args.lean_project) / "lean-toolchain").is_file():
         from leantrain.lean.toolchain import check_toolchain
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
-from typing import Literal
 
 from leantrain.core.command import Command
 from leantrain.core.config import setting
@@ -24,19 +23,15 @@ from leantrain.lean.args import CHECK_BACKENDS, LeanArgs
 
 @dataclass
 class VerifyArgs(Group):
-    """What ``leantrain verify`` re-checks, and with which backend.
+    """What ``leantrain verify`` re-checks.
 
-    How Lean is reached is :class:`LeanArgs`."""
+    The backend (``--backend repl|kimina|pantograph``, default repl) and how Lean is reached
+    are :class:`LeanArgs`."""
 
     proofs: str = setting(
         help="The proofs to re-check: a prover's proofs.json, or a JSONL of {name, "
         "formal_statement, header, proof}.",
         positional=True,
-    )
-    backend: Literal["repl", "kimina", "pantograph"] = setting(
-        "repl",
-        "repl: the Lean REPL (--repl-command, --lean-project); kimina: a Kimina Lean Server "
-        "(--url); pantograph: PyPantograph (--lean-project).",
     )
     header: str = setting(
         "", "Header (imports, open …) for records that carry none, e.g. 'import Mathlib'."
@@ -49,16 +44,18 @@ EXIT_UNCHECKED = 3
 
 def verify_command(args: VerifyArgs, lean: LeanArgs) -> int:
     """Run ``leantrain verify …`` (see the module docstring for the exit status)."""
-    from leantrain.lean.args import build_backend
+    from leantrain.lean.args import build_backend, check_choice
     from leantrain.lean.theorems import ProjectSources
     from leantrain.lean.verify import load_proofs, proof_item, summarize, verify
 
+    name = lean.backend_or("repl")
+    check_choice(name, CHECK_BACKENDS)
     # an export's theorem (no header in its record) is read from --lean-project, as prove did
     sources = ProjectSources(lean.lean_project) if lean.lean_project else None
     records = load_proofs(args.proofs)
     for i, r in enumerate(records):  # every record read before Lean is asked anything
         proof_item(r, header=args.header, path=args.proofs, index=i, sources=sources)
-    backend = build_backend(args.backend, lean, choices=CHECK_BACKENDS)
+    backend = build_backend(name, lean, choices=CHECK_BACKENDS)
     try:
         rows = verify(
             records,
@@ -72,7 +69,7 @@ def verify_command(args: VerifyArgs, lean: LeanArgs) -> int:
     summary = summarize(rows)
     print(json.dumps({"proofs": rows, "summary": summary}, ensure_ascii=False, indent=2))
     print(
-        f"verified with {args.backend}: {summary['proved']}/{summary['total']} proved, "
+        f"verified with {name}: {summary['proved']}/{summary['total']} proved, "
         f"{summary['rejected']} rejected, {summary['timeout'] + summary['error']} not checked",
         file=sys.stderr,
     )

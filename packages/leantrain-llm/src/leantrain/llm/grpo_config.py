@@ -17,15 +17,10 @@ from leantrain.llm.common_config import LeanTrainArguments, world_size
 @dataclass
 class GRPOConfig(LeanTrainArguments, LeanArgs, trl.GRPOConfig):
     """Every ``trl.GRPOConfig`` option, plus leantrain's fields, ``reward_funcs``, ``algorithm``
-    and ``advantage_fn``, and how the ``lean`` reward reaches Lean (``lean_backend``,
-    ``lean_level`` and leantrain-lean's :class:`LeanArgs`). Batch settings are checked up front
+    and ``advantage_fn``, and how the ``lean`` reward reaches Lean (``lean_level`` and
+    leantrain-lean's :class:`LeanArgs`, whose ``backend`` is ``--lean-backend`` here). Batch settings are checked up front
     (TRL needs ``batch × processes × steps_per_generation`` divisible by ``num_generations``)."""
 
-    lean_backend: Literal["repl", "kimina", "pantograph", "leandojo"] = setting(
-        "repl",
-        "The lean reward's backend: repl (the Lean REPL: --repl-command, --lean-project), "
-        "pantograph, leandojo, or kimina (--url; whole proofs only).",
-    )
     lean_level: Literal["tactic", "proof"] = setting(
         "tactic",
         "What the lean reward judges: tactic (it runs after the proof prefix and changes the "
@@ -63,6 +58,11 @@ class GRPOConfig(LeanTrainArguments, LeanArgs, trl.GRPOConfig):
 
     def __post_init__(self) -> None:
         validate_fields(self)  # first: the ranges before anything reads the values
+        if self.backend == "replay":
+            raise ConfigError(
+                "--lean-backend replay: the lean reward asks Lean, and replay is no Lean backend",
+                hint="choose one of: repl, kimina, pantograph, leandojo",
+            )
         if not self.reward_funcs:
             raise ConfigError(
                 "GRPO needs at least one reward function",

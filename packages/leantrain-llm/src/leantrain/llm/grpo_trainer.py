@@ -124,8 +124,8 @@ class GRPOTrainer(LLMTrainer):
 
     def _with_lean_settings(self, spec: Any) -> Any:
         """The ``lean`` reward (or its old name ``lean_verified``) gets the config's Lean
-        settings (``lean_backend``, ``lean_level``, :class:`LeanArgs`); options the spec gives
-        itself win."""
+        settings (``lean_level``, :class:`LeanArgs`: ``--lean-backend``, default repl); options
+        the spec gives itself win."""
         name = (
             spec
             if isinstance(spec, str)
@@ -140,7 +140,8 @@ class GRPOTrainer(LLMTrainer):
         from leantrain.lean.args import lean_args
 
         cfg = self.config
-        settings = {"backend": cfg.lean_backend, "level": cfg.lean_level, **asdict(lean_args(cfg))}
+        settings = {**asdict(lean_args(cfg)), "backend": cfg.backend_or("repl")}
+        settings["level"] = cfg.lean_level
         own = dict(spec) if isinstance(spec, Mapping) else {}
         if "timeout" in own:  # lean_verified's name of tactic_timeout
             settings.pop("tactic_timeout")

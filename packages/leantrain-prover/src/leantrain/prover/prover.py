@@ -70,7 +70,9 @@ def make_backend(config: ProverConfig, *, lean_dojo: Any = None, pantograph: Any
         return LeanDojoBackend(config.tactic_timeout, config.start_timeout, lean_dojo=lean_dojo)
     from leantrain.lean import SEARCH_BACKENDS, build_backend
 
-    inner = build_backend(config.backend, config, choices=SEARCH_BACKENDS, pantograph=pantograph)
+    inner = build_backend(
+        config.backend_or("replay"), config, choices=SEARCH_BACKENDS, pantograph=pantograph
+    )
     from leantrain.prover.backend import LeanContractBackend
 
     return LeanContractBackend(inner, config.lean_project)

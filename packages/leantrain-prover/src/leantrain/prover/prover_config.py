@@ -1,8 +1,8 @@
 """``ProverConfig``: every setting of ``leantrain prove`` and :class:`~leantrain.prover.Prover`,
 composed of groups: :class:`SearchArgs`, :class:`ModelsArgs`, :class:`TheoremArgs`,
 leantrain-tactics' :class:`PromptArgs` and :class:`SplitArgs`, leantrain-lean's
-:class:`LeanArgs`. :class:`ProveArgs` is the command's: ``--generator``, ``--data`` and
-``--output-dir`` required."""
+:class:`LeanArgs` (with ``backend``, default ``replay`` here). :class:`ProveArgs` is the
+command's: ``--generator``, ``--data`` and ``--output-dir`` required."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ class ModelsArgs(Group):
 
 @dataclass
 class TheoremArgs(Group):
-    """Which theorems are proved, on which backend, and where the results go."""
+    """Which theorems are proved, and where the results go."""
 
     data: str = setting(
         "",
@@ -125,13 +125,6 @@ class TheoremArgs(Group):
         [], "Full names of the theorems to prove (repeatable; default: all)."
     )
     max_theorems: AtLeast1 | None = setting(None, "Prove at most this many theorems of the split.")
-    backend: Literal["replay", "repl", "pantograph", "leandojo", "kimina"] = setting(
-        "replay",
-        "repl: the Lean REPL (--repl-command, --lean-project); pantograph: PyPantograph; "
-        "leandojo: LeanDojo's Dojo (a traced repository); replay: offline, the export's traced "
-        "proofs (the replay proof rate, a lower bound). kimina checks whole proofs only: use it "
-        "with 'leantrain verify'.",
-    )
     output_dir: str = setting(
         "",
         "Directory of results.jsonl, summary.json and proofs.json; rerunning into it resumes "
@@ -147,6 +140,10 @@ class ProverConfig(SearchArgs, ModelsArgs, TheoremArgs, PromptArgs, SplitArgs, L
     """Settings of a proof-search run (see each group); from Python, ``generator``, ``data``
     and ``output_dir`` may be left out (a generator object, theorems given, no results
     written)."""
+
+    def check_group(self) -> None:
+        """``backend`` is LeanArgs'; unset, prove's default is ``replay``."""
+        self.backend = self.backend_or("replay")
 
     def tracked(self) -> dict[str, Any]:
         """The settings a resumed run must share with the run it continues."""
