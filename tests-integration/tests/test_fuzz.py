@@ -1084,7 +1084,8 @@ def _flag_cases() -> list[Case]:
             [],
             [[], ["--no-such-flag"]],
         ),
-        "export": (["export"], [], [[], ["nosuch"], ["--no-such-flag"]]),
+        # a bare 'leantrain export' prints its usage (exit 0), as every command of commands does
+        "export": (["export"], [], [["nosuch"], ["--no-such-flag"]]),
         "llm": (["llm"], [], [["nosuch"]]),
         "retrieval": (["retrieval"], [], [["nosuch"]]),
         "progress": (["progress"], [], [["nosuch"]]),
@@ -1265,6 +1266,18 @@ def _path_cases() -> list[Case]:
         "retrieval index": (
             ["retrieval", "index", "--model", "tiny", "--data", EXP, "--output", "OUT"],
             "--output",
+        ),
+        # issue 36 (5): the index cache of evaluate, the index read by retrieve
+        "retrieval evaluate": (
+            ["retrieval", "evaluate", "--model", "tiny", "--data", EXP, "--index", "OUT"],
+            "--index",
+        ),
+        "retrieval retrieve": (
+            [
+                *["retrieval", "retrieve", "--model", "tiny", "--data", EXP, "--index", "OUT"],
+                *["--state", "⊢ True", "--file", "ListBasics/Sum.lean"],
+            ],
+            "--index",
         ),
         "progress make-data": (["progress", "make-data", "--data", EXP, "--out", "OUT"], "--out"),
         "progress train": (
@@ -1807,6 +1820,14 @@ VALID_VARIANTS: list[tuple[str, str, str, object]] = [
     ("leantrain.llm.eval_config:EvalConfig", "max_eval_samples", "null", None),
     ("leantrain.llm.eval_config:EvalConfig", "max_eval_samples", "5", 5),
     ("leantrain.retrieval:RetrievalConfig", "learning_rate", "1e-5", 1e-5),
+    ("leantrain.retrieval:RetrievalConfig", "ewc_gamma", ".5", 0.5),
+    ("leantrain.retrieval:RetrievalConfig", "export_dir", "~", None),
+    ("leantrain.retrieval.retrieval_config:DataModuleArgs", "batch_size", "4", 4),
+    ("leantrain.retrieval.retrieval_config:RetrieverArgs", "temperature", "5e-2", 0.05),
+    ("leantrain.retrieval.retrieval_config:EncodeArgs", "eval_batch_size", "8", 8),
+    ("leantrain.retrieval.retrieval_config:RankArgs", "k", "3", 3),
+    ("leantrain.retrieval.retrieval_config:RankArgs", "index", "null", None),
+    ("leantrain.retrieval.retrieval_config:EvaluateArgs", "k", "1", 1),
     ("leantrain.verl.config:LeantrainSection", "eval_k", "3", 3),
     ("leantrain.verl.config:LeantrainSection", "max_eval_samples", "~", None),
 ]

@@ -5,7 +5,11 @@ option that works for one subcommand works for its siblings."""
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib.metadata
 import inspect
+import itertools
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -63,52 +67,88 @@ def test_help_marks_every_required_option(path):
             assert "(required)" in (action.help or ""), (path, action.dest)
 
 
+def _package(klass: type) -> str:
+    part = klass.__module__.split(".")[1]
+    return "leantrain" if part == "pipeline" else f"leantrain-{part}"
+
+
+@functools.cache
+def _depends_on(dist: str) -> frozenset[str]:
+    """The leantrain distributions ``dist`` requires, transitively (extras left out)."""
+    found: set[str] = set()
+    for req in importlib.metadata.requires(dist) or []:
+        name = re.split(r"[ ;<>=!~\[]", req, maxsplit=1)[0]
+        if name.startswith("leantrain") and "extra ==" not in req and name not in found:
+            found |= {name, *_depends_on(name)}
+    return frozenset(found)
+
+
+def _declares(klass: type, name: str) -> bool:
+    """Whether ``klass`` declares setting ``name`` (a class that only gives an inherited setting
+    its own default — the same help and aliases — does not)."""
+    if name not in inspect.get_annotations(klass):
+        return False
+    earlier = [k for k in klass.__mro__[1:] if name in inspect.get_annotations(k)]
+    if not earlier or not dataclasses.is_dataclass(earlier[0]):
+        return True
+    mine = dict(klass.__dataclass_fields__[name].metadata)
+    return mine != dict(earlier[0].__dataclass_fields__[name].metadata)
+
+
 def test_each_setting_is_declared_once():
-    """A field name that leantrain declares is declared by one class only, whatever the command
-    (engine fields that a leantrain class re-defaults are the engine's, not counted)."""
-    declared: dict[str, set[str]] = {}
+    """A setting is declared by one class: two declarations of a field name in one package,
+    or in two packages of which one depends on the other (so could take the other's group), are
+    copies that drift. Engine fields a leantrain class re-defaults are the engine's."""
+    declared: dict[str, set[type]] = {}
     for cmd in LEAVES.values():
         for group in _groups(cmd):
             engine = {n for k in group.__mro__ if not _ours(k) for n in inspect.get_annotations(k)}
-            first: dict[str, type] = {}  # a class re-declaring its own base's field (to drop
-            for klass in group.__mro__:  # its default: prove's required --generator) is one
-                if _ours(klass):  # setting, counted at the base that declares it
-                    first.update(dict.fromkeys(inspect.get_annotations(klass), klass))
-            for name, klass in first.items():
-                if name in config_fields(group) and name not in engine:
-                    declared.setdefault(name, set()).add(f"{klass.__module__}.{klass.__qualname__}")
-    twice = {n: sorted(where) for n, where in declared.items() if len(where) > 1}
-    assert not twice, twice
+            for klass in filter(_ours, group.__mro__):
+                for name in config_fields(group):
+                    if name not in engine and _declares(klass, name):
+                        declared.setdefault(name, set()).add(klass)
+    copies = {}
+    for name, classes in declared.items():
+        for a, b in itertools.combinations(sorted(classes, key=str), 2):
+            pa, pb = _package(a), _package(b)
+            if pa == pb or pa in _depends_on(pb) or pb in _depends_on(pa):
+                copies.setdefault(name, []).append(
+                    f"{a.__module__}.{a.__qualname__} = {b.__module__}.{b.__qualname__}"
+                )
+    assert not copies, copies
 
 
 def _options(cmd: Command) -> set[str]:
+    """Every flag of ``cmd``, aliases included, in the underscore spelling."""
     parser = build_parser(_groups(cmd))
     return {
-        a.dest for a in parser._actions if a.option_strings and a.dest not in ("help", "config")
+        flag[2:].replace("-", "_")
+        for a in parser._actions
+        for flag in a.option_strings
+        if flag.startswith("--") and a.dest not in ("help", "config")
     }
 
+
+#: Options whose meaning does not depend on the subcommand: whichever of these one subcommand
+#: that loads a model (has ``--model``) takes, its siblings that load a model take too.
+CROSS_CUTTING = ("model", "data", "batch_size", "max_length", "allow_code", "device", "split")
 
 SIBLINGS = [
     (name, sub.name, option)
     for name, cmd in COMMANDS.items()
     if len(cmd.subcommands) > 1 and all(s.groups for s in cmd.subcommands)
-    for shared in [
-        {
-            o
-            for o in set().union(*(_options(s) for s in cmd.subcommands))
-            if sum(o in _options(s) for s in cmd.subcommands) >= 2
-        }
-    ]
-    for sub in cmd.subcommands
-    for option in sorted(shared)
+    for loaders in [[s for s in cmd.subcommands if "model" in _options(s)]]
+    for sub in loaders
+    for option in CROSS_CUTTING
+    if any(option in _options(s) for s in loaders)
 ]
 
 
 @pytest.mark.parametrize(("command", "sub", "option"), SIBLINGS)
 def test_sibling_subcommands_share_options(command, sub, option):
-    """An option two subcommands of a command take, every subcommand takes (``retrieval
-    evaluate --batch_size 8`` as ``retrieval train --batch_size 8``), unless NOT_SHARED says why
-    it means nothing there."""
+    """A cross-cutting option one subcommand takes, its siblings take (``retrieval evaluate
+    --batch_size 8`` as ``retrieval train --batch_size 8``), unless NOT_SHARED says why it
+    means nothing there."""
     cmd = next(s for s in COMMANDS[command].subcommands if s.name == sub)
     if (command, sub, option) in NOT_SHARED:
         assert option not in _options(cmd), "listed as not shared, but it is: drop the entry"

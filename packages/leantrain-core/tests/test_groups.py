@@ -163,6 +163,24 @@ def test_a_tuple_of_groups_gives_one_instance_each_and_yaml_fills_required(tmp_p
         parse((Target, Sampling), ["--config", str(path)])
 
 
+def test_a_one_letter_setting_has_a_short_flag():
+    assert parse(Sampling, ["-k", "3"]).k == 3
+    with pytest.raises(ConfigError, match="--k must be at least 1, got -1"):
+        parse(Sampling, ["-k", "-1"])
+    with pytest.raises(ConfigError, match="'--k' and '--num-candidates' are the same setting"):
+        parse(Sampling, ["-k", "2", "--num-candidates", "3"])
+
+
+def test_allow_code_alone_or_with_the_run_switches():
+    from leantrain.core.groups import AllowCode
+
+    assert parse(AllowCode, ["--allow-code"]).allow_code is True
+    with pytest.raises(ConfigError, match="unknown option '--overwrite'"):
+        parse(AllowCode, ["--overwrite"])
+    switches = parse(RunSwitches, ["--allow-code", "--overwrite"])
+    assert switches.allow_code and switches.overwrite and isinstance(switches, AllowCode)
+
+
 def test_known_only_reads_the_light_groups_and_ignores_the_rest():
     sampling = parse(Sampling, ["--k", "2", "--bf16", "--engine-flag", "1"], known_only=True)
     assert sampling.k == 2
@@ -248,3 +266,59 @@ def test_given_names_the_fields_set_by_flags_or_the_config_file(tmp_path):
     assert given(sampling) == {"mode", "k"} and given(Sampling()) == frozenset()
     target, run = parse((Target, RunArgs), ["--theorem", "t"])
     assert (given(target), given(run)) == ({"theorem"}, frozenset())
+
+
+def test_a_composing_class_changes_a_default_without_declaring_the_setting_again(capsys):
+    from leantrain.core.groups import Seed
+
+    @dataclass
+    class Split(Seed, defaults={"seed": 3407}):
+        """A split."""
+
+        fraction: float = setting(0.2, "Fraction.")
+
+    assert Split().seed == 3407 and Seed().seed == 0 and RunArgs().seed == 0
+    assert [f for f in Split.__dataclass_fields__ if f != "fraction"] == ["seed"]
+    assert parse(Split, ["--seed", "5"]).seed == 5
+    with pytest.raises(ConfigError, match="--seed must be zero or more, got -1"):
+        Split(seed=-1)
+    with pytest.raises(ConfigError, match="key 'seed' must be zero or more"):
+        config_from_dict(Split, {"seed": -1})
+    with pytest.raises(SystemExit):
+        parse(Split, ["--help"], prog="split")
+    assert "Random seed. (default: 3407)" in capsys.readouterr().out
+
+
+def test_a_positional_list_takes_any_number_and_config_can_be_required(tmp_path):
+    @dataclass
+    class Paths:
+        config_required = True
+        paths: list[str] = setting([], "Paths.", positional=True)
+        flag: bool = setting(False, "A flag.")
+
+    path = tmp_path / "c.yaml"
+    path.write_text("flag: true\n")
+    assert parse(Paths, ["--config", str(path)]).paths == []
+    got = parse(Paths, ["--config", str(path), "a", "b c", "1e3"])
+    assert got.paths == ["a", "b c", "1e3"] and got.flag
+    with pytest.raises(ConfigError, match="missing required --config"):
+        parse(Paths, ["a"], prog="p")
+
+
+def test_an_empty_list_flag_is_one_empty_text_not_none():
+    from leantrain.core.groups import RepoArgs
+
+    assert parse(RepoArgs, ["--repo", ""]).repos == [""]
+    assert parse(RepoArgs, ["--repo", "a", "--repo", "b", "--db", "x.db"]) == RepoArgs(
+        database="x.db", repos=["a", "b"]
+    )
+
+
+def test_a_date_yaml_cannot_build_is_one_line_from_a_file_and_text_from_a_flag(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("theorem: 2025-13-45\n")
+    with pytest.raises(
+        ConfigError, match=r"c\.yaml: malformed YAML value: month must be in 1\.\.12"
+    ):
+        parse(Target, ["--config", str(path)])
+    assert parse(Target, ["--theorem", "2025-13-45"]).theorem == "2025-13-45"

@@ -17,6 +17,7 @@ from leantrain.export import (
     pin_novel_premise_rate,
 )
 from leantrain.export import export_merged as export_mod
+from leantrain.export.export_config import ExportConfig
 
 
 def _premises(t):
@@ -325,6 +326,27 @@ def test_cli_imports_the_sample_data(tmp_path, capsys):
         assert len(d.list_repositories()) == len(sample_repo_dirs())
         res = export_merged_data(d, d.curriculum(), tmp_path / "out")
     assert res.num_theorems > 0 and res.num_premises > 0
+
+
+def test_cli_positional_paths_repeated_repos_and_every_export_setting(
+    tmp_path, synthetic_repos, capsys
+):
+    """Issue 32: ``import A B``, ``merge --repo X --repo Y`` and ExportConfig's flags."""
+    db = str(tmp_path / "lt.db")
+    assert leantrain_main(["export", "import", *map(str, synthetic_repos[:2]), "--db", db]) == 0
+    with Database(db) as d:
+        ids = [r.id for r in d.list_repositories()]
+    assert len(ids) == 2
+    argv = ["export", "merge", "--db", db, "--out", str(tmp_path / "m"), "--seed", "5"]
+    argv += ["--repo", ids[0], "--repo", ids[1], "--drop-tactics", "false"]
+    assert leantrain_main(argv) == 0
+    meta = json.loads((tmp_path / "m" / "metadata.json").read_text())["leantrain"]
+    assert list(meta["config"]) == list(ExportConfig.KEYS)
+    assert meta["config"]["seed"] == 5 and meta["config"]["drop_tactics"] is False
+    capsys.readouterr()
+    assert leantrain_main(["export", "merge", "--db", db, "--out", "x", "--val-fraction", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "--val_fraction must be at least 0 and below 1, got 1.0" in err
 
 
 # -- issue 10: novel_premises calibrated on tactics with premises; unknown imports explicit ------

@@ -189,3 +189,25 @@ def test_evaluate_reports_the_reachable_fraction_of_positives(model, tmp_path):
     (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(f) + "\n" for f in corpus))
     res = evaluate_retriever(model, tmp_path, bm25=False)
     assert res["random"]["retriever"]["reachable_fraction"] == 1.0
+
+
+def test_an_index_is_never_written_into_a_file_or_a_folder_of_the_users(tmp_path, model, corpus):
+    """Issue 36 (5): ``cache_dir`` (``evaluate --index``) that is an existing file, or a folder
+    holding other files, is one ConfigError line and stays as it was; a new or empty directory
+    or an earlier index is written."""
+    from leantrain.core.errors import ConfigError
+
+    keep = tmp_path / "keep.txt"
+    keep.write_text("precious\n")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine\n")
+    for target, needle in ((keep, "is a file, not a directory"), (mine, "holds files leantrain")):
+        with pytest.raises(ConfigError) as e:
+            model.index_corpus(corpus, cache_dir=target)
+        assert needle in e.value.one_line() and "\n" not in e.value.one_line()
+    assert keep.read_text() == "precious\n" and [p.name for p in mine.iterdir()] == ["notes.txt"]
+    (tmp_path / "empty").mkdir()
+    for target in (tmp_path / "empty", tmp_path / "new", tmp_path / "new"):
+        model.index_corpus(corpus, cache_dir=target)
+        assert output_kind(target) == "index"

@@ -74,11 +74,14 @@ def test_with_the_opt_in_a_module_attr_encoder_loads(tmp_path, monkeypatch):
         ({"max_steps": "ten"}, "trainer: key 'max_steps' has the wrong type: got str 'ten'"),
         ({"gradient_clip_val": "big"}, "trainer: key 'gradient_clip_val' has the wrong type"),
         # what Lightning accepts and leantrain refuses: no training, a later division by 0
-        ({"max_steps": -5}, "trainer.max_steps must be -1 (no limit) or at least 1, got -5"),
-        ({"max_steps": 0}, "trainer.max_steps must be -1 (no limit) or at least 1, got 0"),
-        ({"max_epochs": 0}, "trainer.max_epochs must be -1 (no limit) or at least 1, got 0"),
-        ({"accumulate_grad_batches": 0}, "trainer.accumulate_grad_batches must be at least 1"),
-        ({"val_check_interval": 0}, "trainer.val_check_interval must be positive"),
+        ({"max_steps": -5}, "trainer: key 'max_steps' must be -1 (no limit) or at least 1, got -5"),
+        ({"max_steps": 0}, "trainer: key 'max_steps' must be -1 (no limit) or at least 1, got 0"),
+        ({"max_epochs": 0}, "trainer: key 'max_epochs' must be -1 (no limit) or at least 1, got 0"),
+        (
+            {"accumulate_grad_batches": 0},
+            "trainer: key 'accumulate_grad_batches' must be at least 1",
+        ),
+        ({"val_check_interval": 0}, "trainer: key 'val_check_interval' must be positive"),
         # what leantrain sets itself
         ({"callbacks": []}, "trainer.callbacks cannot be set"),
         ({"logger": False}, "trainer.logger cannot be set — choose the logger with report_to"),
@@ -99,15 +102,15 @@ def test_a_bad_precision_lists_lightnings_values():
 @pytest.mark.parametrize(
     ("values", "message"),
     [
-        ({"batch_size": 0}, "--batch_size must be at least 1"),
-        ({"warmup_steps": -1}, "--warmup_steps must be zero or more"),
-        ({"num_workers": -1}, "--num_workers must be zero or more"),
-        ({"learning_rate": -1e-4}, "--learning_rate must be zero or more"),
-        ({"learning_rate": float("nan")}, "--learning_rate must be zero or more"),
-        ({"temperature": -0.1}, "--temperature must be positive"),
-        ({"ewc_gamma": 1.5}, "--ewc_gamma must be between 0 and 1"),
-        ({"tiny_layers": 0}, "--tiny_layers must be at least 1"),
-        ({"context_max_len": 0}, "--context_max_len must be at least 1"),
+        ({"batch_size": 0}, "config: key 'batch_size' must be at least 1"),
+        ({"warmup_steps": -1}, "config: key 'warmup_steps' must be zero or more"),
+        ({"num_workers": -1}, "config: key 'num_workers' must be zero or more"),
+        ({"learning_rate": -1e-4}, "config: key 'learning_rate' must be zero or more"),
+        ({"learning_rate": float("nan")}, "config: key 'learning_rate' must be zero or more"),
+        ({"temperature": -0.1}, "config: key 'temperature' must be positive"),
+        ({"ewc_gamma": 1.5}, "config: key 'ewc_gamma' must be between 0 and 1"),
+        ({"tiny_layers": 0}, "config: key 'tiny_layers' must be at least 1"),
+        ({"context_max_len": 0}, "config: key 'context_max_len' must be at least 1"),
     ],
 )
 def test_bad_numbers_name_the_flag(values, message):
@@ -126,7 +129,7 @@ def test_good_lightning_values_pass():
 def test_cli_max_steps_k_and_gpu(tmp_path, monkeypatch, capsys):
     out = str(tmp_path / "r")
     assert main(["retrieval", "train", "--max-steps", "-5", "--output-dir", out]) == 2
-    assert "trainer.max_steps must be -1 (no limit) or at least 1" in _error(capsys)
+    assert "trainer: key 'max_steps' must be -1 (no limit) or at least 1" in _error(capsys)
     from lightning.pytorch.accelerators import CUDAAccelerator
 
     monkeypatch.setattr(CUDAAccelerator, "is_available", staticmethod(lambda: False))
@@ -137,11 +140,12 @@ def test_cli_max_steps_k_and_gpu(tmp_path, monkeypatch, capsys):
     common = ["--model", "tiny", "--data", str(tmp_path)]
     argv = ["retrieval", "retrieve", *common, "--state", "s", "--file", "f", "-k", "-1"]
     assert main(argv) == 2
-    assert "argument -k: must be at least 1, got -1" in _error(capsys)
+    assert "--k must be at least 1, got -1" in _error(capsys)
     assert main(["retrieval", "evaluate", *common, "-k", "0"]) == 2
-    assert "argument -k" in _error(capsys)
-    assert main(["retrieval", "evaluate", *common, "--batch-size", "0"]) == 2
-    assert "argument --batch-size" in _error(capsys)
+    assert "--k must be at least 1, got 0" in _error(capsys)
+    for flag in ("--batch-size", "--batch_size", "--eval-batch-size"):  # one setting, 3 spellings
+        assert main(["retrieval", "evaluate", *common, flag, "0"]) == 2
+        assert "--eval_batch_size must be at least 1, got 0" in _error(capsys)
     assert not (tmp_path / "r").exists()
 
 

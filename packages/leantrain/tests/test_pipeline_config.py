@@ -90,7 +90,7 @@ def test_a_huge_seed_is_one_line(tmp_path, capsys):
     (tmp_path / "p.yaml").write_text(f"seed: {10**400}\ntrainers: [progress]\n")
     assert main(["pipeline", "--config", "p.yaml"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "seed must be zero or more and at most" in err[0]
+    assert len(err) == 1 and "p.yaml: key 'seed' must be zero or more and at most" in err[0]
 
 
 @pytest.mark.parametrize(

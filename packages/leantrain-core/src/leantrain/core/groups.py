@@ -4,8 +4,11 @@ of declaring the same setting again. No field name is declared in two groups."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+import typing
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from annotated_types import Ge
 from leantrain.core.config import setting, validate_fields
@@ -15,7 +18,18 @@ class Group:
     """Base of a settings group: its ``__post_init__`` checks every field's type constraint
     and each group's ``check_group`` (:func:`~leantrain.core.config.validate_fields`), then
     goes on along the MRO, so an engine class composed after the groups (TRL's ``SFTConfig``)
-    still runs its own ``__post_init__``."""
+    still runs its own ``__post_init__``.
+
+    ``class Cfg(Seed, defaults={"seed": 42})`` gives a composing class its own default of an
+    inherited setting (help, type and aliases stay declared once, on the group)."""
+
+    def __init_subclass__(cls, *, defaults: dict[str, Any] | None = None, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        for name, value in (defaults or {}).items():
+            owner = next(k for k in cls.__mro__[1:] if name in inspect.get_annotations(k))
+            metadata = owner.__dataclass_fields__[name].metadata
+            cls.__annotations__[name] = typing.get_type_hints(owner, include_extras=True)[name]
+            setattr(cls, name, dataclasses.field(default=value, metadata=metadata))
 
     def __post_init__(self) -> None:
         validate_fields(self)
@@ -25,15 +39,9 @@ class Group:
 
 
 @dataclass
-class RunSwitches(Group):
-    """How a run treats an earlier run and user code (TRL-based configs take ``output_dir`` and
-    ``seed`` from ``TrainingArguments``; the others use :class:`RunArgs`)."""
+class AllowCode(Group):
+    """Whether code named in a config may be loaded (commands that load but do not train)."""
 
-    overwrite: bool = setting(
-        False,
-        "Start over when the output directory holds an earlier run with another config "
-        "(deletes that run; never other files).",
-    )
     allow_code: bool = setting(
         False,
         "Allow 'module:attr' names of code (rewards, advantage functions, algorithm presets, "
@@ -43,13 +51,31 @@ class RunSwitches(Group):
 
 
 @dataclass
-class RunArgs(RunSwitches):
+class RunSwitches(AllowCode):
+    """How a run treats an earlier run and user code (TRL-based configs take ``output_dir`` and
+    ``seed`` from ``TrainingArguments``; the others use :class:`RunArgs`)."""
+
+    overwrite: bool = setting(
+        False,
+        "Start over when the output directory holds an earlier run with another config "
+        "(deletes that run; never other files).",
+    )
+
+
+@dataclass
+class Seed(Group):
+    """The random seed of a run."""
+
+    seed: Annotated[int, Ge(0)] = setting(0, "Random seed.")
+
+
+@dataclass
+class RunArgs(Seed, RunSwitches):
     """Where a run writes and its random seed, with :class:`RunSwitches`."""
 
     output_dir: str | None = setting(
         None, "Run directory (manifest, models, logs).", aliases=("out",)
     )
-    seed: Annotated[int, Ge(0)] = setting(0, "Random seed.")
 
 
 @dataclass
@@ -64,19 +90,39 @@ class DataArgs(Group):
 
 
 @dataclass
-class LifelongData(DataArgs):
-    """What a lifelong trainer learns from: :class:`DataArgs`, or repositories of a database
-    trained one after another."""
+class DatabaseArgs(Group):
+    """The SQLite database of traced repositories (``leantrain export``)."""
 
     database: str | None = setting(
-        None, "SQLite database of traced repos (lifelong mode: train repo by repo)."
+        None,
+        "SQLite database of traced repos (a lifelong run trains repo by repo).",
+        aliases=("db",),
     )
+
+
+@dataclass
+class RepoArgs(DatabaseArgs):
+    """Repositories of the database, in order."""
+
     repos: list[str] | None = setting(
-        None, "Repo ids 'URL@COMMIT' (or names) to train on in order; default: the curriculum."
+        None,
+        "Repo ids 'URL@COMMIT' (or names), in order (repeat the flag); default: all, easiest first.",
+        aliases=("repo",),
     )
+
+
+@dataclass
+class LifelongArgs(RepoArgs):
+    """A lifelong run: the repositories trained on one after another."""
+
     export_dir: str | None = setting(
         None, "Where lifelong mode writes the merged exports (default: OUTPUT_DIR/data)."
     )
     evaluate_each_repo: bool = setting(
         True, "After each repo, evaluate on the evaluation split of every repo so far."
     )
+
+
+@dataclass
+class LifelongData(LifelongArgs, DataArgs):
+    """What a lifelong trainer learns from: :class:`DataArgs`, or :class:`LifelongArgs`."""

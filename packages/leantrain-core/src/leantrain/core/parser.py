@@ -50,7 +50,9 @@ class _Collect(argparse.Action):
 
 
 def _flag(name: str) -> list[str]:
-    return list(dict.fromkeys([f"--{name.replace('_', '-')}", f"--{name}"]))
+    """``--foo-bar`` and ``--foo_bar``; a one-letter name is ``-k`` too."""
+    short = [f"-{name}"] if len(name) == 1 else []
+    return list(dict.fromkeys([f"--{name.replace('_', '-')}", f"--{name}", *short]))
 
 
 def _owner(cls: type, name: str) -> type:
@@ -86,10 +88,10 @@ def flag_value(cls: type, key: str, raws: list[str]) -> Any:
     as_text = (isinstance(value, str) and value != raw) or (value is None and not raw.strip())
     if as_text and not raw.lstrip().startswith(("'", '"')):
         try:
-            text = c.typed(cls, key, [raw], source=_SOURCE)
+            text = c.typed(cls, key, [raw, [raw]], source=_SOURCE)  # a list field: [raw]
         except ConfigError:
             return value
-        if isinstance(text, str):
+        if isinstance(text, (str, list)):
             return text
     return value
 
@@ -117,9 +119,14 @@ def build_parser(
     """The argparse parser of ``groups``' fields (``given``: fields a ``--config`` file sets,
     so not required on the command line; ``aliases``: extra flag names → fields)."""
     parser = ArgumentParser(prog=prog, description=description, allow_abbrev=False)
-    if not any("config" in c.config_fields(g) for g in groups):  # else a group's own file
+    own_config = any("config" in c.config_fields(g) for g in groups)  # a group's own file
+    needed = any(getattr(g, "config_required", False) for g in groups)  # a class's own hook
+    if not own_config:
         parser.add_argument(
-            "--config", metavar="FILE", help="YAML file of options; flags override it"
+            "--config",
+            metavar="FILE",
+            required=needed,
+            help="YAML file of options; flags override it",
         )
     sections: dict[tuple[type, str], Any] = {}
     for cls in groups:
@@ -149,9 +156,9 @@ def build_parser(
             kw: dict[str, Any] = dict(
                 dest=name, action=_Collect, help=_help(cls, f, required), default=argparse.SUPPRESS
             )
-            if f.metadata.get("positional"):
-                if list in (tp, typing.get_origin(tp)):  # a list: zero or more values
-                    kw["nargs"] = "*"
+            if f.metadata.get("positional"):  # a list: any number (at least one if required)
+                if typing.get_origin(kinds[0]) is list:
+                    kw["nargs"] = "+" if required else "*"
                 sections[(owner, top)].add_argument(metavar=name.upper(), **kw)
                 continue
             names = [*_flag(name), *(s for a, t in extra.items() if t == name for s in _flag(a))]
@@ -168,14 +175,17 @@ def build_parser(
                     default=argparse.SUPPRESS,
                     help=argparse.SUPPRESS,
                 )
+    many = {"*": "[{0} ...]", "+": "{0} [{0} ...]"}
     shown = [
-        (f"[{a.metavar} ...]" if a.nargs == "*" else a.metavar)
-        if not a.option_strings
-        else f"{a.option_strings[0]} {a.metavar}"
+        (
+            many.get(a.nargs, "{0}").format(a.metavar)
+            if not a.option_strings
+            else f"{a.option_strings[0]} {a.metavar}"
+        )
         for a in parser._actions
-        if a.required or (not a.option_strings and a.dest != "help")
+        if (a.required or not a.option_strings) and a.dest not in ("help", "config")
     ]
-    config = "" if any("config" in c.config_fields(g) for g in groups) else " [--config FILE]"
+    config = "" if own_config else (" --config FILE" if needed else " [--config FILE]")
     parser.usage = " ".join([f"%(prog)s [-h]{config} [--OPTION VALUE ...]", *shown])
     groups_in_order = sorted(parser._action_groups[2:], key=lambda g: getattr(g, "order", (0, 0)))
     parser._action_groups[2:] = groups_in_order
@@ -225,7 +235,7 @@ def _unknown(groups: Sequence[type], extras: list[str], parser: argparse.Argumen
         if error is not None:
             raise error
     valid = sorted({s[2:].replace("-", "_") for a in parser._actions for s in a.option_strings})
-    hint = c.suggest(name, [v for v in valid if v not in ("h", "help")])
+    hint = c.suggest(name, [v for v in valid if v not in ("", "h", "help")])
     if hint.startswith("did you mean"):
         hint = "did you mean '--" + hint.split("'")[1].replace("_", "-") + "'?"
     raise ConfigError(f"unknown option '--{name.replace('_', '-')}'", hint=hint)

@@ -103,6 +103,8 @@ def parse_yaml(text: str, *, where: str = "config") -> Any:
         raise ConfigError(f"{where}: malformed YAML: {detail}") from None
     except RecursionError:
         raise ConfigError(f"{where}: the YAML is nested too deeply") from None
+    except ValueError as e:  # a value YAML's constructors refuse: a date 2025-13-45
+        raise ConfigError(f"{where}: malformed YAML value: {e}") from None
     finally:
         if loader is not None:
             loader.dispose()

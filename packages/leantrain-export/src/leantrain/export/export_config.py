@@ -2,51 +2,53 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Annotated, ClassVar
 
+from annotated_types import Ge, Lt
+from leantrain.core.config import Fraction, setting
 from leantrain.core.errors import ConfigError
+from leantrain.core.groups import Seed
+
+SplitFraction = Annotated[float, Ge(0), Lt(1)]
 
 
 @dataclass
-class ExportConfig:
-    """How the merged export splits theorems. Fill it from Python, a dict, YAML or CLI flags
-    with :mod:`leantrain.core.config`."""
+class ExportConfig(Seed, defaults={"seed": 3407}):
+    """How the merged export splits theorems; ``seed`` seeds the split hashes (same seed, same
+    splits). Fill it from Python, a dict, YAML or flags (``leantrain export merge``)."""
 
-    val_fraction: float = field(
-        default=0.2, metadata={"help": "Fraction of theorems in val (LeanDojo-v2 default 0.2)."}
+    val_fraction: SplitFraction = setting(
+        0.2, "Fraction of theorems in val (LeanDojo-v2 default 0.2)."
     )
-    test_fraction: float = field(
-        default=0.2, metadata={"help": "Fraction of theorems in test (LeanDojo-v2 default 0.2)."}
+    test_fraction: SplitFraction = setting(
+        0.2, "Fraction of theorems in test (LeanDojo-v2 default 0.2)."
     )
-    seed: int = field(
-        default=3407, metadata={"help": "Seed of the split hashes; same seed, same splits."}
+    novel_premise_rate: Fraction | None = setting(
+        None,
+        "Probability that a premise is held out in the novel_premises split; None calibrates it "
+        "so that about val+test of the theorems are held out.",
     )
-    novel_premise_rate: float | None = field(
-        default=None,
-        metadata={
-            "help": "Probability that a premise is held out in the novel_premises split; "
-            "None calibrates it so that about val+test of the theorems are held out."
-        },
-    )
-    drop_tactics: bool = field(
-        default=True,
-        metadata={
-            "help": "Leave out tactics whose state_before is 'no goals' or that contain '·' "
-            "(as LeanDojo-v2 does)."
-        },
+    drop_tactics: bool = setting(
+        True,
+        "Leave out tactics whose state_before is 'no goals' or that contain '·' (as LeanDojo-v2 "
+        "does).",
     )
 
-    def __post_init__(self) -> None:
-        for name in ("val_fraction", "test_fraction"):
-            value = getattr(self, name)
-            if not 0.0 <= value < 1.0:
-                raise ConfigError(f"{name} must be in [0, 1), got {value}")
-        if self.val_fraction + self.test_fraction >= 1.0:
+    KEYS: ClassVar[tuple[str, ...]] = (
+        "val_fraction",
+        "test_fraction",
+        "seed",
+        "novel_premise_rate",
+        "drop_tactics",
+    )
+    """The settings in the order an export's ``metadata.json`` records them."""
+
+    def check_group(self) -> None:
+        """Some theorems are left for training."""
+        total = self.val_fraction + self.test_fraction
+        if total >= 1.0:
             raise ConfigError(
-                f"val_fraction + test_fraction must be below 1 (got {self.val_fraction + self.test_fraction})",
+                f"val_fraction + test_fraction must be below 1 (got {total})",
                 hint="leave some theorems for training",
-            )
-        if self.novel_premise_rate is not None and not 0.0 <= self.novel_premise_rate <= 1.0:
-            raise ConfigError(
-                f"novel_premise_rate must be in [0, 1], got {self.novel_premise_rate}"
             )

@@ -120,7 +120,7 @@ def _config(
     config: ExportConfig | dict[str, Any] | None, overrides: dict[str, Any]
 ) -> ExportConfig:
     if isinstance(config, ExportConfig):
-        base = {k: getattr(config, k) for k in ExportConfig.__dataclass_fields__}
+        base = {k: getattr(config, k) for k in ExportConfig.KEYS}
     else:
         base = dict(config or {})
     base.update(overrides)
@@ -434,7 +434,7 @@ def _export(
                 num_premises=num_premises,
                 num_traced_files=num_traced,
                 novel_premise_rate=rate,
-                config={k: getattr(cfg, k) for k in ExportConfig.__dataclass_fields__},
+                config={k: getattr(cfg, k) for k in ExportConfig.KEYS},
                 split_details=details,
                 unknown_imports=unknown,
             )

@@ -49,7 +49,7 @@ def register() -> list[Command]:
             check=f"{_RUN}:check_first",
             description="Supervised fine-tuning of a tactic generator.",
             trainer="leantrain.llm.sft_trainer:SFTTrainer",
-            metrics=("eval_loss", "top1_accuracy"),
+            metrics=("eval_loss", "top1_accuracy", "topk_accuracy"),
             logger=llm,
         ),
         Command(
@@ -62,7 +62,7 @@ def register() -> list[Command]:
             check=f"{_RUN}:check_first_rl",
             description="GRPO refinement of a tactic generator.",
             trainer="leantrain.llm.grpo_trainer:GRPOTrainer",
-            metrics=("reward", "top1_accuracy"),
+            metrics=("reward", "eval_loss", "top1_accuracy"),
             logger=llm,
         ),
         Command(

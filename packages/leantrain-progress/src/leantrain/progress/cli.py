@@ -33,7 +33,7 @@ def register() -> list[Command]:
             check=f"{_RUN}:check_train",
             description="Train the steps-remaining model.",
             trainer="leantrain.progress.progress_trainer:ProgressTrainer",
-            metrics=("mae", "mse"),
+            metrics=("mse", "mae", "within_1"),
             logger=_LOG,
         ),
         Command(

@@ -17,5 +17,6 @@ def register() -> list[Command]:
             groups=("leantrain.prover.prover_config:ProveArgs",),
             description="Prove theorems of an export with best-first search guided by a "
             "trained tactic generator.",
+            metrics=("replay_proof_rate", "proof_rate"),
         )
     ]

@@ -23,7 +23,7 @@ from leantrain.core.errors import DataError
 from leantrain.retrieval.context import format_context
 from leantrain.retrieval.corpus import Corpus
 from leantrain.retrieval.examples import RetrievalExample, load_examples
-from leantrain.retrieval.retrieval_config import DataArgs
+from leantrain.retrieval.retrieval_config import DataModuleArgs
 from torch.utils.data import DataLoader, Dataset
 
 log = logging.getLogger("leantrain.retrieval")
@@ -123,7 +123,7 @@ class RetrievalDataModule(L.LightningDataModule):
         self,
         data_dir: str | Path,
         tokenizer: Any,
-        args: DataArgs | None = None,
+        args: DataModuleArgs | None = None,
         *,
         corpus: Corpus | None = None,
         **overrides: Any,
@@ -131,7 +131,7 @@ class RetrievalDataModule(L.LightningDataModule):
         """``args`` (or keyword ``overrides`` of its fields: ``batch_size=2``) are recorded in
         ``hparams``; ``corpus`` is read from ``data_dir`` unless given."""
         super().__init__()
-        self.args = dataclasses.replace(args or DataArgs(), **overrides)
+        self.args = dataclasses.replace(args or DataModuleArgs(), **overrides)
         self.save_hyperparameters(dataclasses.asdict(self.args))
         self.data_dir = Path(data_dir)
         self.tokenizer = tokenizer

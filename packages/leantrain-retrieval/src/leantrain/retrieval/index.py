@@ -102,12 +102,14 @@ class PremiseIndex:
 
     def save(self, directory: str | Path) -> Path:
         """Write ``index.safetensors`` (embeddings), ``index.json`` and the ``.leantrain``
-        marker of an index (what ``leantrain retrieval index`` / ``retrieve --index`` accept)."""
+        marker of an index (what ``leantrain retrieval index`` / ``retrieve --index`` accept),
+        into a new or empty directory or over an earlier index: never a file, nor a directory
+        of other files (one :class:`ConfigError` line)."""
         from leantrain.core.atomic import atomic_write_bytes, atomic_write_json
-        from leantrain.core.output_dir import write_marker
+        from leantrain.core.output_dir import check_output_dir, write_marker
         from safetensors.torch import save
 
-        directory = Path(directory)
+        directory = check_output_dir(directory, kind="index", flag="index directory")
         directory.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(directory / INDEX_TENSORS, save({"embeddings": self.embeddings}))
         atomic_write_json(

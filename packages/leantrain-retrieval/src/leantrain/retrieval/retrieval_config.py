@@ -1,283 +1,242 @@
-"""The settings of the retriever, its data and a training run: each defined once, here.
+"""The settings of the retriever, its data and its commands: small groups, each setting once.
 
-Lightning's way is that the constructors are the config: :class:`RetrieverArgs` is what
-:class:`~leantrain.retrieval.premise_retriever.PremiseRetriever` takes (the ``model:`` part,
-recorded by ``save_hyperparameters``), :class:`DataArgs` what
-:class:`~leantrain.retrieval.datamodule.RetrievalDataModule` takes (the ``data:`` part), and
-``RetrievalConfig.trainer`` is passed to ``lightning.Trainer`` as given (the ``trainer:``
-part; :mod:`leantrain.retrieval.trainer_args` checks it with Lightning's own types and
-checks). :class:`RetrievalConfig` composes the first two with the run's own settings into the
-one flat class that Python, a dict, YAML (``--config``) and CLI flags fill through
-:mod:`leantrain.core.config`. Each field's default, help text, allowed values (``choices``)
-and range (``range``, a rule of :func:`leantrain.core.config.check_numbers`) live once, in
-its ``field``. Defaults follow ReProver (lr 1e-4 with warm-up, batch 8, 3 negatives of which
-1 in-file).
+The constructors are the config (Lightning's way): :class:`RetrieverArgs` is what
+``PremiseRetriever`` takes (its ``hparams``), :class:`DataModuleArgs` what
+``RetrievalDataModule`` takes, and ``RetrievalConfig.trainer`` goes to ``lightning.Trainer``
+(typed by Lightning's signature: :mod:`leantrain.retrieval.trainer_args`). ``retrieval train``
+fills :class:`RetrievalConfig`; ``evaluate``, ``index`` and ``retrieve`` share
+:class:`ModelArgs` and :class:`ExportArgs`, so ``--model``, ``--data``, ``--batch-size`` and
+``--allow-code`` mean the same in all four. Defaults follow ReProver.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from leantrain.core.config import check_choices, check_numbers, config_fields, unknown_key
+from annotated_types import Ge
+from leantrain.core.config import (
+    AtLeast1,
+    Fraction,
+    NonNegative,
+    Positive,
+    config_fields,
+    setting,
+    unknown_key,
+)
 from leantrain.core.errors import ConfigError
-from leantrain.retrieval.context import CONTEXT_FORMATS
+from leantrain.core.groups import AllowCode, DataArgs, Group, LifelongData, RunArgs, RunSwitches
 
 A = TypeVar("A")
+Count = Annotated[int, Ge(0)]
 
 
-def _help(text: str, **more: Any) -> dict[str, Any]:
-    return {"help": text, **more}
+def _redefault(group: type, name: str, default: Any = dataclasses.MISSING) -> Any:
+    """Field ``name`` of ``group`` (its help and aliases, declared there once) with another
+    default (none: required)."""
+    meta = group.__dataclass_fields__[name].metadata
+    return setting(default, meta["help"], aliases=meta.get("aliases", ()))
 
 
-def _keyword_errors(cls: type[A]) -> type[A]:
-    """Make an unknown keyword of ``cls(...)`` (or ``dataclasses.replace``) the one-line
-    :class:`ConfigError` that the same key gets from a dict or YAML (core's
-    :func:`~leantrain.core.config.unknown_key`, with :func:`_moved_key` as the class's hook),
-    instead of Python's ``TypeError``. ``inspect.signature`` still shows the fields."""
-    init = cls.__init__
+class Settings(Group):
+    """Base of retrieval's groups: an unknown Python keyword (``RetrievalConfig(lr=…)``, also
+    through ``dataclasses.replace``) is the one line an unknown dict key gets, and a Lightning
+    ``Trainer`` argument given beside the settings says that it goes in ``trainer``."""
 
-    @functools.wraps(init)
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        valid = config_fields(type(self))
-        for key in kwargs:
-            if key not in valid:
-                raise unknown_key(type(self), key, kwargs[key], source="keyword arguments")
-        init(self, *args, **kwargs)
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        fields = config_fields(cls)
+        for key, value in kwargs.items():
+            if key not in fields:
+                raise unknown_key(cls, key, value, source="keyword arguments")
+        return super().__new__(cls)
 
-    cls.__init__ = __init__  # type: ignore[method-assign]
-    cls.moved_key = classmethod(_moved_key)  # type: ignore[attr-defined]
-    return cls
+    @classmethod
+    def moved_key(cls, key: str, value: Any) -> ConfigError | None:
+        """``max_epochs`` (or LeanDojo-v2's ``num_gpus``) beside the settings: one line naming
+        the ``trainer`` entry (core's hook for dicts, YAML and flags)."""
+        from leantrain.retrieval.trainer_args import LEANDOJO_V2_NAMES, trainer_parameters
+
+        renamed = LEANDOJO_V2_NAMES.get(key)
+        if renamed is None and (
+            "trainer" not in config_fields(cls) or key not in trainer_parameters()
+        ):
+            return None
+        name = renamed or key
+        return ConfigError(
+            f"{cls.__name__}: '{key}' is Lightning's Trainer argument '{name}'"
+            + (" (LeanDojo-v2's name)" if renamed else ""),
+            hint=f"give trainer={{'{name}': {value!r}}} (YAML: trainer: {{{name}: …}}; "
+            f"flag: --{name.replace('_', '-')})",
+        )
 
 
-def _moved_key(cls: type, key: str, value: Any) -> ConfigError | None:
-    """A ``lightning.Trainer`` argument given beside the retrieval settings (``max_epochs``, or
-    LeanDojo-v2's ``num_gpus`` for ``devices``): one line saying it goes in ``trainer``."""
-    from leantrain.retrieval.trainer_args import LEANDOJO_V2_NAMES, trainer_parameters
+@dataclass
+class EncodeArgs(Settings):
+    """How many texts the encoder reads at once (every subcommand)."""
 
-    renamed = LEANDOJO_V2_NAMES.get(key)
-    if renamed is None and ("trainer" not in config_fields(cls) or key not in trainer_parameters()):
-        return None
-    name = renamed or key
-    return ConfigError(
-        f"{cls.__name__}: '{key}' is Lightning's Trainer argument '{name}'"
-        + (" (LeanDojo-v2's name)" if renamed else ""),
-        hint=f"give trainer={{'{name}': {value!r}}} (YAML: trainer: {{{name}: …}}; "
-        f"flag: --{name.replace('_', '-')})",
+    eval_batch_size: AtLeast1 = setting(
+        64,
+        "Texts encoded at once: indexing the corpus, validation, evaluation "
+        "(evaluate / index / retrieve: also --batch-size).",
+        aliases=("batch_size",),
     )
 
 
-def check_fields(cfg: Any) -> None:
-    """Check every field of the dataclass ``cfg`` against its ``choices`` and ``range``."""
-    fields = dataclasses.fields(cfg)
-    check_choices(type(cfg), {f.name: getattr(cfg, f.name) for f in fields}, source="retrieval")
-    rules = {f.name: f.metadata["range"] for f in fields if "range" in f.metadata}
-    check_numbers(cfg, rules)
-
-
-@_keyword_errors
 @dataclass
-class EncodingArgs:
+class EncodingArgs(EncodeArgs):
     """How text becomes tokens: shared by the retriever (validation, evaluation, retrieval) and
     the data module (training batches), so that both read a proof state the same way."""
 
-    context_max_len: int = field(
-        default=512, metadata=_help("max tokens of a proof-state context", range=">=1")
-    )
-    premise_max_len: int = field(
-        default=512, metadata=_help("max tokens of a premise", range=">=1")
-    )
-    context_format: str = field(
-        default="goal_first",
-        metadata=_help(
-            "query text of a proof state: goal_first (the first goal's ⊢ line before its "
-            "hypotheses, so truncation drops hypotheses, not the goal) or raw (as traced)",
-            choices=CONTEXT_FORMATS,
-        ),
-    )
-    eval_batch_size: int = field(
-        default=64,
-        metadata=_help("batch size when encoding the corpus and evaluating", range=">=1"),
+    context_max_len: AtLeast1 = setting(512, "Max tokens of a proof-state context.")
+    premise_max_len: AtLeast1 = setting(512, "Max tokens of a premise.")
+    context_format: Literal["goal_first", "raw"] = setting(
+        "goal_first",
+        "Query text of a proof state: goal_first (the first goal's ⊢ line before its "
+        "hypotheses, so truncation drops hypotheses, not the goal) or raw (as traced).",
     )
 
-    def __post_init__(self) -> None:
-        check_fields(self)
 
-
-@_keyword_errors
 @dataclass
 class RetrieverArgs(EncodingArgs):
     """The hyper-parameters of :class:`~leantrain.retrieval.premise_retriever.PremiseRetriever`
     (its ``hparams``)."""
 
-    loss: str = field(
-        default="mse",
-        metadata=_help(
-            "mse (ReProver: MSE of cosine similarities vs 0/1 labels) or infonce",
-            choices=("mse", "infonce"),
-        ),
+    loss: Literal["mse", "infonce"] = setting(
+        "mse", "mse (ReProver: MSE of cosine similarities vs 0/1 labels) or infonce."
     )
-    temperature: float = field(
-        default=0.05, metadata=_help("softmax temperature of the InfoNCE loss", range=">0")
-    )
-    learning_rate: float = field(
-        default=1e-4, metadata=_help("peak learning rate of AdamW", range=">=0")
-    )
-    weight_decay: float = field(default=0.0, metadata=_help("AdamW weight decay", range=">=0"))
-    warmup_steps: int = field(
-        default=100, metadata=_help("linear learning-rate warm-up steps", range=">=0")
-    )
-    ewc_lambda: float = field(
-        default=0.0,
-        metadata=_help(
-            "EWC strength λ: loss += λ·Σ F(θ−θ*)² over earlier repos (0: off)", range=">=0"
-        ),
+    temperature: Positive = setting(0.05, "Softmax temperature of the InfoNCE loss.")
+    learning_rate: NonNegative = setting(1e-4, "Peak learning rate of AdamW.", aliases=("lr",))
+    weight_decay: NonNegative = setting(0.0, "AdamW weight decay.")
+    warmup_steps: Count = setting(100, "Linear learning-rate warm-up steps.")
+    ewc_lambda: NonNegative = setting(
+        0.0, "EWC strength λ: loss += λ·Σ F(θ−θ*)² over earlier repos (0: off)."
     )
 
 
-@_keyword_errors
 @dataclass
-class DataArgs(EncodingArgs):
+class DataModuleArgs(EncodingArgs):
     """What :class:`~leantrain.retrieval.datamodule.RetrievalDataModule` takes besides the
     data directory and the tokenizer."""
 
-    split: str = field(
-        default="random",
-        metadata=_help(
-            "which split of the export to train on", choices=("random", "novel_premises")
-        ),
+    split: Literal["random", "novel_premises"] = setting(
+        "random", "Which split of the export to train on."
     )
-    batch_size: int = field(
-        default=8, metadata=_help("training contexts per batch (per device)", range=">=1")
+    batch_size: AtLeast1 = setting(8, "Training contexts per batch (per device).")
+    num_negatives: Count = setting(3, "Negative premises per example (besides in-batch ones).")
+    num_in_file_negatives: Count = setting(
+        1, "How many of the negatives come from the positive premise's own file."
     )
-    num_negatives: int = field(
-        default=3,
-        metadata=_help("negative premises per example (besides in-batch ones)", range=">=0"),
+    sample_by: Literal["pair", "tactic"] = setting(
+        "pair",
+        "Training items: pair (one per tactic and positive premise, ReProver) or tactic (one "
+        "per tactic, a random positive each epoch: shorter epochs, tactics weigh the same).",
     )
-    num_in_file_negatives: int = field(
-        default=1,
-        metadata=_help(
-            "how many of the negatives come from the positive premise's own file", range=">=0"
-        ),
-    )
-    sample_by: str = field(
-        default="pair",
-        metadata=_help(
-            "training items: pair (one per tactic and positive premise, ReProver) or "
-            "tactic (one per tactic, a random positive each epoch: shorter epochs, tactics weigh the same)",
-            choices=("pair", "tactic"),
-        ),
-    )
-    num_workers: int = field(default=0, metadata=_help("DataLoader worker processes", range=">=0"))
-    seed: int = field(
-        default=42,
-        metadata=_help("random seed (negatives, initialisation, shuffling)", range=">=0"),
-    )
+    num_workers: Count = setting(0, "DataLoader worker processes.")
+    seed: Count = setting(42, "Random seed (negatives, initialisation, shuffling).")
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check_group(self) -> None:
+        """In-file negatives are a part of the negatives."""
         if self.num_in_file_negatives > self.num_negatives:
             raise ConfigError(
-                f"num_in_file_negatives ({self.num_in_file_negatives}) > num_negatives ({self.num_negatives})",
+                f"num_in_file_negatives ({self.num_in_file_negatives}) > num_negatives "
+                f"({self.num_negatives})",
                 hint="in-file negatives are a part of the negatives",
             )
 
 
-@_keyword_errors
 @dataclass
-class RetrievalConfig(RetrieverArgs, DataArgs):
-    """A premise-retriever training run: the retriever's and the data's settings (flat, as
-    users write them) plus the run's own and Lightning's ``trainer:`` section."""
+class ModelArgs(EncodeArgs, AllowCode):
+    """The retriever a command loads, and whether code named by it may run."""
 
-    model_name: str = field(
-        default="tiny",
-        metadata=_help(
-            "encoder: a registered name ('tiny'), a local HF model directory, or a saved retriever directory"
-        ),
-    )
-    output_dir: str = field(
-        default="runs/retrieval", metadata=_help("run directory (model, checkpoints, manifest)")
-    )
-    data_path: str | None = field(
-        default=None,
-        metadata=_help(
-            "an exported data directory (random/, novel_premises/, corpus.jsonl) to train on"
-        ),
-    )
-    database: str | None = field(
-        default=None, metadata=_help("SQLite database of traced repos (lifelong training)")
-    )
-    repos: list[str] = field(
-        default_factory=list,
-        metadata=_help(
-            "repo ids 'URL@COMMIT' for lifelong training, in order; repeat the flag (default: the database's curriculum)"
-        ),
-    )
-    ewc_batches: int = field(
-        default=16,
-        metadata=_help("training batches used to estimate the diagonal Fisher", range=">=1"),
-    )
-    ewc_gamma: float = field(
-        default=1.0,
-        metadata=_help(
-            "decay of older repos' Fisher when adding a new one (1: keep, 0: forget)",
-            range="[0,1]",
-        ),
-    )
-    evaluate_each_repo: bool = field(
-        default=True,
-        metadata=_help(
-            "after each repo, score the best checkpoint and BM25 on the export's test splits (R@1, R@10, MRR)"
-        ),
-    )
-    trainer: dict[str, Any] = field(
-        default_factory=dict,
-        metadata=_help(
-            "Lightning Trainer arguments (max_steps, max_epochs, devices, strategy, precision, "
-            "val_check_interval, gradient_clip_val, accumulate_grad_batches, log_every_n_steps …), "
-            "checked by Lightning; on the command line each is also a flag of its own: "
-            "--max-steps 20 --devices 2"
-        ),
-    )
-    report_to: str = field(
-        default="auto",
-        metadata=_help(
-            "where Lightning logs training: tensorboard / csv (under the run directory), "
-            "wandb, mlflow, none, or auto (TensorBoard when installed, else CSV)",
-            choices=("auto", "tensorboard", "csv", "wandb", "mlflow", "none"),
-        ),
-    )
-    overwrite: bool = field(
-        default=False,
-        metadata=_help(
-            "start over when the output directory holds an earlier run with another config (deletes that run; never other files)."
-        ),
-    )
-    tiny_d_model: int = field(
-        default=64, metadata=_help("hidden size of the 'tiny' encoder", range=">=1")
-    )
-    tiny_layers: int = field(default=2, metadata=_help("layers of the 'tiny' encoder", range=">=1"))
-    allow_code: bool = field(
-        default=False,
-        metadata=_help(
-            "allow a 'module:attr' encoder builder that is not registered; like "
-            "trust_remote_code, only for configs you trust (also: LEANTRAIN_ALLOW_CODE=1)"
-        ),
+    model_name: str = setting(
+        help="A saved retriever, a run directory (its newest retriever), a local Hugging Face "
+        "model directory, or a registered encoder name ('tiny').",
+        aliases=("model",),
     )
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.trainer:
-            from leantrain.retrieval.trainer_args import check_trainer_args
-
-            self.trainer = check_trainer_args(self.trainer)
+    def check_group(self) -> None:
+        """A ``module:attr`` encoder builder needs the opt-in (before anything loads)."""
         if ":" in self.model_name and not Path(self.model_name).exists():
             from leantrain.core.registry import ENCODERS
 
             ENCODERS.check_code(self.model_name, allow_code=self.allow_code)
+
+
+@dataclass
+class ExportArgs(DataArgs):
+    """The export directory a command reads (random/, novel_premises/, corpus.jsonl)."""
+
+    data_path: str = _redefault(DataArgs, "data_path")
+
+
+@dataclass
+class RankArgs(Settings):
+    """How many premises are ranked, and the premise index to rank with."""
+
+    k: AtLeast1 = setting(10, "How many premises: the k of R@k (evaluate), the list (retrieve).")
+    index: str | None = setting(
+        None,
+        "Premise index directory (from 'leantrain retrieval index'; evaluate: built there when "
+        "missing or stale).",
+    )
+
+
+@dataclass
+class EvaluateArgs(RankArgs):
+    """What ``retrieval evaluate`` scores."""
+
+    split_file: str = setting("test.json", "Which file of each split to score.")
+    no_bm25: bool = setting(False, "Skip the BM25 baseline.")
+
+
+@dataclass
+class QueryArgs(RankArgs):
+    """The proof state ``retrieval retrieve`` ranks premises for."""
+
+    state: str = setting(help="The proof state (state_before).")
+    file: str = setting(help="The Lean file the theorem is in (for accessibility).")
+
+
+@dataclass
+class IndexOutput(Settings):
+    """Where ``retrieval index`` writes."""
+
+    output: str = setting(help="New directory for index.safetensors + index.json.")
+
+
+@dataclass
+class RetrievalConfig(RetrieverArgs, DataModuleArgs, ModelArgs, LifelongData, RunSwitches):
+    """A premise-retriever training run: the retriever's and the data's settings (flat, as
+    users write them) plus the run's own and Lightning's ``trainer:`` section."""
+
+    model_name: str = _redefault(ModelArgs, "model_name", "tiny")
+    output_dir: str = _redefault(RunArgs, "output_dir", "runs/retrieval")
+    ewc_batches: AtLeast1 = setting(16, "Training batches used to estimate the diagonal Fisher.")
+    ewc_gamma: Fraction = setting(
+        1.0, "Decay of older repos' Fisher when adding a new one (1: keep, 0: forget)."
+    )
+    trainer: dict[str, Any] = setting(
+        {},
+        "Lightning Trainer arguments (max_steps, max_epochs, devices, strategy, precision, "
+        "val_check_interval, gradient_clip_val, accumulate_grad_batches, log_every_n_steps …), "
+        "checked by Lightning; each is also a flag of its own: --max-steps 20 --devices 2.",
+    )
+    report_to: Literal["auto", "tensorboard", "csv", "wandb", "mlflow", "none"] = setting(
+        "auto",
+        "Where Lightning logs training: tensorboard / csv (under the run directory), wandb, "
+        "mlflow, none, or auto (TensorBoard when installed, else CSV).",
+    )
+    tiny_d_model: AtLeast1 = setting(64, "Hidden size of the 'tiny' encoder.")
+    tiny_layers: AtLeast1 = setting(2, "Layers of the 'tiny' encoder.")
+
+    def check_group(self) -> None:
+        """The ``trainer:`` section, typed and accepted by Lightning."""
+        if self.trainer:
+            from leantrain.retrieval.trainer_args import check_trainer_args
+
+            self.trainer = check_trainer_args(self.trainer)
 
     @classmethod
     def flag_sections(cls) -> dict[str, tuple[str, ...]]:
@@ -289,5 +248,5 @@ class RetrievalConfig(RetrieverArgs, DataArgs):
 
     def part(self, cls: type[A]) -> A:
         """The ``cls`` part of this config (:class:`RetrieverArgs` for the model,
-        :class:`DataArgs` for the data module), with this config's values."""
+        :class:`DataModuleArgs` for the data module), with this config's values."""
         return cls(**{name: getattr(self, name) for name in config_fields(cls)})

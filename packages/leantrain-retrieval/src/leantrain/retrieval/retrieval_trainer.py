@@ -32,7 +32,7 @@ from leantrain.core.lifelong import LifelongEngine, Step, final_checkpoint, trai
 from leantrain.retrieval.datamodule import RetrievalDataModule
 from leantrain.retrieval.ewc import EWC
 from leantrain.retrieval.premise_retriever import PremiseRetriever
-from leantrain.retrieval.retrieval_config import DataArgs, RetrievalConfig, RetrieverArgs
+from leantrain.retrieval.retrieval_config import DataModuleArgs, RetrievalConfig, RetrieverArgs
 from leantrain.retrieval.trainer_args import build_trainer
 
 log = logging.getLogger("leantrain.retrieval")
@@ -135,7 +135,7 @@ class RetrievalTrainer:
             self.output_dir,
             [self],
             **train_data(repos, database, data_path, cfg),
-            export_dir=export_dir,
+            export_dir=export_dir or cfg.export_dir,
             evaluate_each_repo=cfg.evaluate_each_repo,
             configs={NAME: config_to_dict(cfg)},
             overwrite=cfg.overwrite,
@@ -151,7 +151,7 @@ class RetrievalTrainer:
         self._last_data = step.data  # what evaluate() defaults to after a lifelong run
         L.seed_everything(cfg.seed + step.index, workers=True, verbose=False)
         model = self._start_model(step.init_from)
-        data_args = dataclasses.replace(cfg.part(DataArgs), seed=cfg.seed + step.index)
+        data_args = dataclasses.replace(cfg.part(DataModuleArgs), seed=cfg.seed + step.index)
         dm = RetrievalDataModule(step.data, model.tokenizer, data_args)
         from lightning.pytorch.callbacks import ModelCheckpoint
 

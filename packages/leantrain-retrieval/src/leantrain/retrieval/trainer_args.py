@@ -1,11 +1,11 @@
 """The ``trainer:`` section: ``lightning.Trainer``'s own arguments, checked by Lightning.
 
 LightningCLI's way, without re-declaring them: values are typed by ``Trainer.__init__``'s
-signature through core's one type check (:func:`leantrain.core.config.typed_values`), so a
-flag's ``20``, YAML's ``20`` and a dict's ``"20"`` are the same int and ``precision: fp8``
-fails against Lightning's own ``Literal``; then a ``Trainer`` is built from them, so that
-Lightning's own checks (devices, accelerator, strategy, limits …) run when the config is
-built. Each failure is one :class:`ConfigError` line.
+signature (with leantrain's :data:`LIMITS`) through core's one type check, so a flag's ``20``,
+YAML's ``20`` and a dict's ``"20"`` are the same int and ``precision: fp8`` fails against
+Lightning's own ``Literal``; then a ``Trainer`` is built from them, so that Lightning's own
+checks (devices, accelerator, strategy …) run when the config is built. Each failure is one
+:class:`ConfigError` line.
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ import inspect
 import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from types import SimpleNamespace
-from typing import Any
+from datetime import timedelta
+from typing import Annotated, Any
 
-from leantrain.core.config import check_numbers, typed_values
+from annotated_types import Gt
+from leantrain.core.config import AtLeast1, StepLimit, typed_values
 from leantrain.core.errors import ConfigError
+from pydantic import Strict
 
 #: Arguments leantrain sets itself for each step, and what to use instead.
 OWN = {
@@ -34,13 +36,19 @@ OWN = {
 #: LeanDojo-v2 ``TrainingConfig`` names of Lightning ``Trainer`` arguments (PORTING.md).
 LEANDOJO_V2_NAMES = {"num_gpus": "devices"}
 
-#: What Lightning accepts but leantrain refuses: 0 steps or epochs (a "model" trained on
-#: nothing, refused as by the other trainers), and what Lightning divides by later.
-RANGES = {
-    "max_steps": "-1|>=1",
-    "max_epochs": "-1|>=1",
-    "accumulate_grad_batches": ">=1",
-    "val_check_interval": ">0",
+#: What Lightning accepts but leantrain refuses, as types over Lightning's own: 0 steps or
+#: epochs (a "model" trained on nothing, refused as by the other trainers), and what Lightning
+#: divides by later.
+LIMITS: dict[str, Any] = {
+    "max_steps": StepLimit,
+    "max_epochs": StepLimit | None,
+    "accumulate_grad_batches": AtLeast1,
+    # a time ("00:12:00:00", a timedelta) as given: never a number made one
+    "val_check_interval": Annotated[int | float, Gt(0)]
+    | Annotated[str, Strict()]
+    | Annotated[timedelta, Strict()]
+    | dict[str, int]
+    | None,
 }
 
 
@@ -52,17 +60,18 @@ def trainer_parameters() -> tuple[str, ...]:
 
 @functools.cache
 def _signature_class() -> type:
-    """``lightning.Trainer.__init__``'s signature as a dataclass, for core's type check."""
+    """``lightning.Trainer.__init__``'s signature (with :data:`LIMITS`) as a dataclass, for
+    core's type check."""
     import lightning as L
 
     params = inspect.signature(L.Trainer).parameters.values()
-    fields = [(p.name, p.annotation, dataclasses.field(default=p.default)) for p in params]
-    return dataclasses.make_dataclass("Trainer", fields)
-
-
-def flag(key: str) -> str:
-    """``max_steps`` as the command-line flag ``--max-steps``."""
-    return "--" + key.replace("_", "-")
+    return dataclasses.make_dataclass(
+        "Trainer",
+        [
+            (p.name, LIMITS.get(p.name, p.annotation), dataclasses.field(default=p.default))
+            for p in params
+        ],
+    )
 
 
 def unknown_trainer_key(key: str) -> ConfigError:
@@ -85,7 +94,6 @@ def check_trainer_args(trainer: Mapping[str, Any]) -> dict[str, Any]:
         if key in OWN or key not in trainer_parameters():
             raise unknown_trainer_key(key)
     typed = typed_values(_signature_class(), trainer, source="trainer")
-    check_numbers(SimpleNamespace(**typed), RANGES, prefix="trainer.")
     with _quiet_lightning():
         build_trainer(typed, logger=False, enable_checkpointing=False, enable_model_summary=False)
     return typed

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from leantrain.core.errors import ConfigError
-from leantrain.pipeline.report import KEY_METRICS, collect, run_forgetting
+from leantrain.pipeline.report import collect, key_metrics, run_forgetting
 
 
 def _final(run_dir: Path) -> dict[str, dict[str, Any]]:
@@ -41,7 +41,7 @@ def compare_runs(run_a: str | Path, run_b: str | Path) -> list[dict[str, Any]]:
 
     for t in trainers:
         fa, fb = finals[0].get(t, {}), finals[1].get(t, {})
-        keys = [k for k in KEY_METRICS.get(t, []) if k in fa or k in fb]
+        keys = key_metrics(t, {**fa, **fb})
         for key in keys or sorted(set(fa) | set(fb))[:6]:
             add(t, key, fa.get(key), fb.get(key))
         ga, gb = forgetting[0].get(t, {}), forgetting[1].get(t, {})

@@ -24,9 +24,11 @@ from leantrain.core.output_dir import check_output_dir, claim_output_dir
 from leantrain.core.schemas import read_json
 from leantrain.pipeline.pipeline_config import (
     IMPORTS_NAME,
-    TRAINERS,
+    PROVE,
     PipelineConfig,
     _is_trace_source,
+    trainer_class,
+    trainer_names,
 )
 from leantrain.pipeline.report import render_report, summary_rows
 
@@ -36,34 +38,21 @@ def _short(repo: str) -> str:
 
 
 def build_trainer(name: str, config: Any, pipeline: PipelineConfig | None = None) -> Any:
-    """The trainer of ``name`` for its (already built) config (``prove`` needs the
-    ``pipeline`` config: its run directory and which trainers' models it proves with)."""
-    if name == "prove":
-        from leantrain.pipeline.prove_stage import ProveStage
+    """The trainer of ``name`` for its (already built) config: the class its command registers
+    (``Command.trainer``); the ``prove`` stage needs the ``pipeline`` config too (its run
+    directory and which trainers' models it proves with)."""
+    if name != PROVE:
+        return trainer_class(name)(config=config)
+    from leantrain.pipeline.prove_stage import ProveStage
 
-        if pipeline is None or pipeline.prove_generator is None:
-            raise ConfigError("'prove' needs the pipeline config", hint="pass pipeline=…")
-        return ProveStage(
-            config,
-            pipeline.resolved_run_dir,
-            generator_from=pipeline.prove_generator,
-            progress_from="progress" if "progress" in pipeline.trainers else None,
-        )
-    if name == "sft":
-        from leantrain.llm import SFTTrainer
-
-        return SFTTrainer(config=config)
-    if name == "grpo":
-        from leantrain.llm import GRPOTrainer
-
-        return GRPOTrainer(config=config)
-    if name == "retrieval":
-        from leantrain.retrieval import RetrievalTrainer
-
-        return RetrievalTrainer(config)
-    from leantrain.progress import ProgressTrainer
-
-    return ProgressTrainer(config=config)
+    if pipeline is None or pipeline.prove_generator is None:
+        raise ConfigError("'prove' needs the pipeline config", hint="pass pipeline=…")
+    return ProveStage(
+        config,
+        pipeline.resolved_run_dir,
+        generator_from=pipeline.prove_generator,
+        progress_from="progress" if "progress" in pipeline.trainers else None,
+    )
 
 
 class Pipeline:
@@ -172,7 +161,7 @@ class Pipeline:
             run_config = {
                 k: v
                 for k, v in config_to_dict(cfg).items()
-                if k not in (*TRAINERS, "name", "run_dir", "overwrite")
+                if k not in (*trainer_names(), "name", "run_dir", "overwrite")
             }
             configs = {"pipeline": run_config}
             configs.update({t: config_to_dict(getattr(cfg, t)) for t in cfg.trainers})
@@ -199,6 +188,7 @@ class Pipeline:
                 database=db,
                 repos=order,
                 chain={"grpo": "sft"} if {"sft", "grpo"} <= set(cfg.trainers) else None,
+                export_dir=cfg.export_dir,
                 evaluate_each_repo=cfg.evaluate_each_repo,
                 configs=configs,
                 on_event=on_event,

@@ -1,23 +1,31 @@
 """Configuration of an end-to-end lifelong run (:class:`PipelineConfig`).
 
-The trainer sections (``sft:``, ``grpo:``, ``retrieval:``, ``progress:``) are the trainers' own
-config classes, built when the config is loaded: a bad key in ``progress:`` fails in seconds,
-naming the key, before anything is imported or trained. The ``prove:`` section (the optional
-``prove`` stage) is :class:`leantrain.prover.ProverConfig`, built the same way.
+The trainers are those of the one command registry (:mod:`leantrain.core.command`): every
+installed command that declares a ``trainer`` (``leantrain sft``, ``leantrain retrieval train``
+…) is a trainer of the pipeline under its command's name, with a section of that name whose keys
+are its command's config class (``sft:``, ``retrieval:``), built when the config is loaded: a
+bad key in ``progress:`` fails in seconds, naming the key, before anything is imported or
+trained. The ``prove:`` section (the optional ``prove`` stage, the pipeline's own) is
+:class:`leantrain.prover.ProverConfig`, built the same way.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from leantrain.core.config import check_numbers, config_fields, config_from_dict
+from leantrain.core.command import Command, load
+from leantrain.core.config import config_fields, config_from_dict, setting
 from leantrain.core.errors import ConfigError
+from leantrain.core.groups import Group, LifelongArgs, RunSwitches, Seed
 
-TRAINERS = ("sft", "grpo", "retrieval", "progress", "prove")
+PROVE = "prove"
+"""The pipeline's own stage: the replay proof rate of each repository's models."""
 
 PROVE_SET_BY_PIPELINE = {
     "generator": "the generator of each step (GRPO's if the run has GRPO, else SFT's)",
@@ -34,6 +42,51 @@ _NAME = re.compile(r"[A-Za-z0-9._-]+")
 
 IMPORTS_NAME = "imports.json"
 """What a run directory records of its imported sources (then they are not re-read)."""
+
+
+@functools.cache
+def commands() -> dict[str, tuple[str, Command]]:
+    """Command name → (its ``leantrain …`` words, the command or subcommand that declares
+    ``trainer`` or ``metrics``), from the registry of the installed packages."""
+    from leantrain.core.cli import discover_commands
+
+    found: dict[str, tuple[str, Command]] = {}
+    for name, cmd in discover_commands().items():
+        subs = [(f"{name} {s.name}", s) for s in cmd.subcommands]
+        for words, c in [(name, cmd), *subs]:
+            if c.trainer or (c.metrics and name not in found):
+                found[name] = (words, c)
+    return found
+
+
+def trainer_names() -> tuple[str, ...]:
+    """The trainers a pipeline can run: every registered ``trainer``, then its own ``prove``."""
+    return (*(n for n, (_, c) in commands().items() if c.trainer and n != PROVE), PROVE)
+
+
+def key_metrics(trainer: str) -> list[str]:
+    """The metrics a report shows for ``trainer`` (its command's ``metrics``), in order."""
+    entry = commands().get(trainer)
+    return list(entry[1].metrics) if entry else []
+
+
+def trainer_class(trainer: str) -> type:
+    """The class a trainer's command registers (``Command.trainer``), built with
+    ``config=`` its section's config."""
+    return load(commands()[trainer][1].trainer)
+
+
+def config_class(trainer: str) -> type:
+    """The config class of a trainer's section: its command's one group (``prove``: the
+    prover's :class:`~leantrain.prover.ProverConfig`)."""
+    if trainer == PROVE:
+        from leantrain.prover import ProverConfig
+
+        return ProverConfig
+    words, cmd = commands()[trainer]
+    if len(cmd.groups) != 1:
+        raise TypeError(f"'leantrain {words}' must declare one config class to be a trainer")
+    return load(cmd.groups[0])
 
 
 def _is_trace_source(source: str) -> bool:
@@ -53,142 +106,65 @@ def check_sources(sources: list[str]) -> None:
             )
 
 
-def _config_class(trainer: str) -> type:
-    if trainer == "sft":
-        from leantrain.llm import SFTConfig
-
-        return SFTConfig
-    if trainer == "grpo":
-        from leantrain.llm import GRPOConfig
-
-        return GRPOConfig
-    if trainer == "retrieval":
-        from leantrain.retrieval import RetrievalConfig
-
-        return RetrievalConfig
-    if trainer == "prove":
-        from leantrain.prover import ProverConfig
-
-        return ProverConfig
-    from leantrain.progress import ProgressConfig
-
-    return ProgressConfig
-
-
-CONFIG_CLASSES: dict[str, Callable[[], type]] = {
-    t: (lambda t=t: _config_class(t)) for t in TRAINERS
-}
-
-
 @dataclass
-class PipelineConfig:
-    """What to train on, in which order, with which trainers and their configs."""
+class RunName(Group):
+    """Where a pipeline run lives."""
 
-    name: str = field(
-        default="run",
-        metadata={"help": "Run name; the run directory defaults to ./leantrain-runs/<name>."},
-    )
-    run_dir: str | None = field(
-        default=None,
-        metadata={"help": "Run directory (manifest, metrics.jsonl, checkpoints, report)."},
-    )
-    sources: list[str] = field(
-        default_factory=lambda: ["sample"],
-        metadata={
-            "help": "Data to import: 'sample' (shipped sample data), LeanDojo-v2 export dirs, "
-            "LeanDojo benchmark dirs, dynamic_database.json files, or URL@COMMIT to trace."
-        },
-    )
-    database: str | None = field(
-        default=None,
-        metadata={"help": "SQLite database path (default: <run_dir>/leantrain.db)."},
-    )
-    repos: list[str] | None = field(
-        default=None,
-        metadata={
-            "help": "Restrict to these repositories (URL@COMMIT or name); default: all imported."
-        },
-    )
-    curriculum: bool = field(
-        default=True,
-        metadata={
-            "help": "Order repositories easiest first (LeanAgent's curriculum); off: import order."
-        },
-    )
-    trainers: list[str] = field(
-        default_factory=lambda: ["sft", "retrieval", "progress"],
-        metadata={
-            "help": f"Trainers to run after each repository, in order; any of {', '.join(TRAINERS)} "
-            "('grpo' starts from that repository's SFT model; 'prove', last, proves every "
-            "repository's test theorems so far with that repository's models).",
-            "choices": TRAINERS,
-        },
-    )
-    sft: Any = field(default=None, metadata={"help": "SFTConfig keys ('leantrain sft --help')."})
-    grpo: Any = field(default=None, metadata={"help": "GRPOConfig keys ('leantrain grpo --help')."})
-    retrieval: Any = field(
-        default=None,
-        metadata={"help": "RetrievalConfig keys ('leantrain retrieval train --help')."},
-    )
-    progress: Any = field(
-        default=None,
-        metadata={"help": "ProgressConfig keys ('leantrain progress train --help')."},
-    )
-    prove: Any = field(
-        default=None,
-        metadata={
-            "help": "ProverConfig keys of the 'prove' stage ('leantrain prove --help'; the "
-            "pipeline sets generator, progress, data, split and output_dir)."
-        },
-    )
-    evaluate_each_repo: bool = field(
-        default=True,
-        metadata={
-            "help": "After each repository, score every trainer on each earlier repository's "
-            "own test split (the forgetting matrix of the report)."
-        },
-    )
-    seed: int = field(
-        default=42,
-        metadata={"help": "Seed of the splits and of every trainer that has no seed of its own."},
-    )
-    overwrite: bool = field(
-        default=False,
-        metadata={
-            "help": "Start over when the run directory holds an earlier run with another config "
-            "(deletes that run; never other files)."
-        },
-    )
-    allow_code: bool = field(
-        default=False,
-        metadata={
-            "help": "Allow 'module:attr' names of code that is not registered (rewards, "
-            "advantage functions, encoders) in the trainer sections; like trust_remote_code, "
-            "only for configs you trust (also: LEANTRAIN_ALLOW_CODE=1)."
-        },
+    name: str = setting("run", "Run name; the run directory defaults to ./leantrain-runs/<name>.")
+    run_dir: str | None = setting(
+        None, "Run directory (manifest, metrics.jsonl, checkpoints, report)."
     )
 
-    def __post_init__(self) -> None:
-        if (
-            not isinstance(self.name, str)
-            or not _NAME.fullmatch(self.name)
-            or set(self.name) <= {"."}
-        ):
+    def check_group(self) -> None:
+        """A plain name; a run directory that is not empty text."""
+        if not _NAME.fullmatch(self.name) or set(self.name) <= {"."}:
             raise ConfigError(
                 f"'name' must be a plain name (letters, digits, '.', '_', '-'), got {self.name!r}",
                 hint="it names ./leantrain-runs/<name>; set run_dir to put the run elsewhere",
             )
-        check_numbers(self, {"seed": ">=0"}, prefix="pipeline config: ")
         if self.run_dir is not None and not str(self.run_dir).strip():
             raise ConfigError(
                 "'run_dir' (--run-dir) is empty",
                 hint="give a new directory, e.g. --run-dir runs/new, or leave it out",
             )
-        unknown = [t for t in self.trainers if t not in TRAINERS]
+
+    @property
+    def resolved_run_dir(self) -> Path:
+        """``run_dir``, else ``./leantrain-runs/<name>``."""
+        return Path(self.run_dir) if self.run_dir else Path("leantrain-runs") / self.name
+
+
+@dataclass
+class PipelineArgs(RunName, RunSwitches, Seed, LifelongArgs, defaults={"seed": 42}):
+    """What to train on, in which order, with which trainers.
+
+    ``seed`` is the seed of every trainer section that sets none; ``database`` defaults to
+    ``<run_dir>/leantrain.db``."""
+
+    config_required: ClassVar[bool] = True  # 'leantrain pipeline' reads a --config YAML
+
+    sources: list[str] = setting(
+        ["sample"],
+        "Data to import: 'sample' (shipped sample data), LeanDojo-v2 export dirs, LeanDojo "
+        "benchmark dirs, dynamic_database.json files, or URL@COMMIT to trace.",
+    )
+    curriculum: bool = setting(
+        True, "Order repositories easiest first (LeanAgent's curriculum); off: import order."
+    )
+    trainers: list[str] = setting(
+        ["sft", "retrieval", "progress"],
+        "Trainers to run after each repository, in order: any trainer command ('grpo' starts "
+        "from that repository's SFT model; 'prove', last, proves every repository's test "
+        "theorems so far with that repository's models).",
+    )
+
+    def check_group(self) -> None:
+        """Known trainers, sources that exist, and each trainer's section built (checked)."""
+        unknown = [t for t in self.trainers if t not in trainer_names()]
         if unknown:
             raise ConfigError(
-                f"unknown trainer '{unknown[0]}' in 'trainers'",
-                hint=f"choose from {', '.join(TRAINERS)}",
+                f"'trainers' cannot be {unknown[0]!r}",
+                hint=f"choose one of: {', '.join(trainer_names())}",
             )
         if not self.sources:
             raise ConfigError(
@@ -196,20 +172,20 @@ class PipelineConfig:
             )
         if not (self.resolved_run_dir / IMPORTS_NAME).is_file():  # imported: not re-read
             check_sources(list(self.sources))
-        grpo_section = self.grpo if isinstance(self.grpo, Mapping) else {}
+        grpo_section = getattr(self, "grpo", None)
         if (
             "grpo" in self.trainers
             and "sft" not in self.trainers
-            and not grpo_section.get("model_name")
+            and not (grpo_section or {}).get("model_name")
         ):
             raise ConfigError(
                 "'grpo' without 'sft' needs grpo.model_name",
                 hint="add 'sft' before 'grpo' or set grpo: {model_name: …}",
             )
-        if "prove" in self.trainers:
+        if PROVE in self.trainers:
             self._check_prove()
-        for trainer in TRAINERS:
-            section = getattr(self, trainer)
+        for trainer in trainer_names():
+            section = getattr(self, trainer, None)
             if trainer in self.trainers:
                 setattr(self, trainer, self._section(trainer, section))
             elif section not in (None, {}) and isinstance(section, Mapping):
@@ -227,7 +203,7 @@ class PipelineConfig:
                 hint="add 'sft' (and optionally 'grpo') before 'prove' in trainers",
             )
         uses = [generator] + (["progress"] if "progress" in self.trainers else [])
-        late = [t for t in uses if self.trainers.index(t) > self.trainers.index("prove")]
+        late = [t for t in uses if self.trainers.index(t) > self.trainers.index(PROVE)]
         if late:
             raise ConfigError(
                 f"'prove' uses the models of '{late[0]}', which comes after it in 'trainers'",
@@ -243,14 +219,11 @@ class PipelineConfig:
     @property
     def prove_generator(self) -> str | None:
         """The trainer whose checkpoint the ``prove`` stage generates tactics with."""
-        for trainer in ("grpo", "sft"):
-            if trainer in self.trainers:
-                return trainer
-        return None
+        return next((t for t in ("grpo", "sft") if t in self.trainers), None)
 
     def _section(self, trainer: str, section: Any) -> Any:
         """The trainer's own config, built (and so validated) now from a dict section."""
-        cls = CONFIG_CLASSES[trainer]()
+        cls = config_class(trainer)
         if isinstance(section, cls):
             return section
         if section is not None and not isinstance(section, Mapping):
@@ -263,7 +236,7 @@ class PipelineConfig:
             raise ConfigError(
                 f"'{trainer}.output_dir' is set by the pipeline (<run_dir>/{trainer}); remove it"
             )
-        if trainer == "prove":
+        if trainer == PROVE:
             for key, what in PROVE_SET_BY_PIPELINE.items():
                 if key in values:
                     raise ConfigError(f"'prove.{key}' is set by the pipeline ({what}); remove it")
@@ -277,9 +250,30 @@ class PipelineConfig:
         return config_from_dict(cls, values, source=f"pipeline config, section '{trainer}:'")
 
     @property
-    def resolved_run_dir(self) -> Path:
-        return Path(self.run_dir) if self.run_dir else Path("leantrain-runs") / self.name
-
-    @property
     def resolved_database(self) -> Path:
+        """``database``, else ``<run_dir>/leantrain.db``."""
         return Path(self.database) if self.database else self.resolved_run_dir / "leantrain.db"
+
+
+def _section_field(trainer: str) -> tuple[str, Any, Any]:
+    words = commands()[trainer][0] if trainer != PROVE else "prove"
+    extra = " (the pipeline sets generator, progress, data, split and output_dir)"
+    what = f"Keys of 'leantrain {words} --help'" + (extra if trainer == PROVE else "") + "."
+    return trainer, dict[str, Any] | None, setting(None, what)
+
+
+def make_pipeline_config() -> type:
+    """:class:`PipelineArgs` with one section per trainer of the registry (as installed)."""
+    return dataclasses.make_dataclass(
+        "PipelineConfig",
+        [_section_field(t) for t in trainer_names()],
+        bases=(PipelineArgs,),
+        namespace={
+            "__module__": __name__,
+            "__doc__": "One section per registered trainer: its command's config keys.",
+        },
+    )
+
+
+PipelineConfig = make_pipeline_config()
+"""The pipeline's settings (:class:`PipelineArgs`) and one section per registered trainer."""

@@ -11,7 +11,9 @@ and the trainers' ``<trainer>/logs/*.jsonl``), so it can be re-run at any time
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +24,22 @@ from leantrain.core.forgetting import forgetting_report
 from leantrain.core.lifelong import LOGS_SUBDIR
 from leantrain.core.manifest import RunManifest
 
-# The metrics shown per trainer in the summary table and the per-repo plots, in order: the
-# model after each repository on the merged test split of the repositories so far.
-KEY_METRICS: dict[str, list[str]] = {
-    "sft": ["test_eval_loss", "test_top1_accuracy", "test_top4_accuracy"],
-    "grpo": ["reward", "test_eval_loss", "test_top1_accuracy"],
-    "retrieval": ["test_R@1", "test_R@10", "test_MRR", "test_bm25_R@10", "test_reachable_fraction"],
-    "progress": ["test_mse", "test_mae", "test_within_1"],
-    "prove": ["test_replay_proof_rate", "test_proof_rate"],
-}
+
+def key_metrics(trainer: str, measured: Iterable[str]) -> list[str]:
+    """The metrics shown for ``trainer`` in the summary table and the per-repo plots, in
+    order: its command's ``metrics`` (the registry's), each as measured on the merged test
+    split of the repositories so far (``test_<m>``) where a step has that, else as trained
+    (``<m>``); ``topk`` stands for any k (``top4_accuracy``)."""
+    from leantrain.pipeline.pipeline_config import key_metrics as declared
+
+    measured = list(measured)
+    keys: list[str] = []
+    for metric in declared(trainer):
+        name = re.escape(metric).replace("topk", r"top\d+")
+        hits = [k for k in measured if re.fullmatch(f"test_{name}", k)]
+        keys += hits or [k for k in measured if re.fullmatch(name, k)]
+    return list(dict.fromkeys(keys))
+
 
 PROOF_RATE_NOTE = (
     "a lower bound: the replay backend accepts only the traced proof of a theorem, so any "
@@ -139,7 +148,7 @@ def _plot_per_repo(
     names = [r for r in repos if r in per_repo]
     fig, ax = plt.subplots(figsize=(7, 3.5))
     plotted = False
-    for metric in KEY_METRICS.get(trainer, []):
+    for metric in key_metrics(trainer, dict.fromkeys(k for r in names for k in per_repo[r])):
         ys = [per_repo[r].get(metric) for r in names]
         if all(y is None for y in ys):
             continue
@@ -243,7 +252,7 @@ def summary_rows(run_dir: str | Path) -> list[dict[str, str]]:
             if trainer == "prove" and _rate_key(flat, "test_"):
                 shown = proof_cell(flat, "test_")
             else:
-                keys = [m for m in KEY_METRICS.get(trainer, []) if m in flat] or list(flat)[:4]
+                keys = key_metrics(trainer, flat) or list(flat)[:4]
                 shown = ", ".join(f"{k} {_fmt(flat[k])}" for k in keys)
             rows.append({"repo": _short(repo), "trainer": trainer, "metrics": shown})
     return rows

@@ -1,0 +1,120 @@
+"""The run functions of ``leantrain retrieval train|evaluate|index|retrieve`` (registered in
+:mod:`leantrain.retrieval.cli`): each takes one instance per setting group, checks paths
+first, then loads torch, transformers and Lightning."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from leantrain.core.errors import ConfigError
+from leantrain.core.output_dir import check_output_dir, claim_output_dir, output_kind
+from leantrain.retrieval.retrieval_config import (
+    EvaluateArgs,
+    ExportArgs,
+    IndexOutput,
+    ModelArgs,
+    QueryArgs,
+    RetrievalConfig,
+)
+
+
+def _quiet() -> None:
+    """The engines' banners and deprecation chatter off (our progress lines stay)."""
+    import logging
+    import warnings
+
+    import lightning.pytorch  # noqa: F401  (it resets its loggers' levels on import: import it first)
+
+    for name in ("lightning", "lightning.pytorch", "lightning.fabric", "bm25s"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    for message in ("does not have many workers", "LeafSpec", "smaller than the logging interval"):
+        warnings.filterwarnings("ignore", message=f".*{message}.*")
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+
+
+def _load_model(model: ModelArgs) -> Any:
+    from leantrain.retrieval.premise_retriever import PremiseRetriever
+    from leantrain.retrieval.retrieval_trainer import resolve_model_dir
+
+    return PremiseRetriever.from_name(
+        str(resolve_model_dir(model.model_name)),
+        eval_batch_size=model.eval_batch_size,
+        allow_code=model.allow_code,
+    )
+
+
+def train(cfg: RetrievalConfig) -> dict[str, Any] | int:
+    """``retrieval train``: the run's output dir, newest model dir and final metrics (printed
+    by the main process only)."""
+    _quiet()
+    from leantrain.core.lifelong import is_main_process
+    from leantrain.retrieval.retrieval_trainer import RetrievalTrainer
+
+    result = RetrievalTrainer(cfg).train()
+    return {k: result[k] for k in ("output_dir", "model_dir", "final")} if is_main_process() else 0
+
+
+def evaluate(model: ModelArgs, data: ExportArgs, ev: EvaluateArgs) -> int:
+    """``retrieval evaluate``: prints R@1, R@k and MRR beside BM25; a run directory's manifest
+    records them. ``--index`` is a new directory, an empty one or an earlier index (never a
+    file, never a folder of the user's)."""
+    if ev.index is not None:
+        check_output_dir(ev.index, kind="index", flag="--index")
+    _quiet()
+    from leantrain.core.manifest import MANIFEST_NAME, RunManifest
+    from leantrain.retrieval.evaluation import evaluate_retriever, format_table
+
+    results = evaluate_retriever(
+        _load_model(model),
+        data.data_path,
+        k=ev.k,
+        bm25=not ev.no_bm25,
+        split_file=ev.split_file,
+        index_dir=ev.index,
+    )
+    print(format_table(results))
+    run_dir = Path(model.model_name)
+    if (run_dir / MANIFEST_NAME).is_file():
+        RunManifest.load(run_dir).set_metrics("evaluation", {"data": data.data_path, **results})
+    return 0
+
+
+def index(model: ModelArgs, data: ExportArgs, out: IndexOutput) -> int:
+    """``retrieval index``: encodes the corpus into a premise index directory."""
+    check_output_dir(out.output, kind="index", flag="--output")
+    _quiet()
+    from leantrain.retrieval.corpus import Corpus
+
+    retriever = _load_model(model)
+    corpus = Corpus.from_export(data.data_path)
+    output = claim_output_dir(out.output, kind="index", flag="--output")
+    built = retriever.index_corpus(corpus, cache_dir=output, batch_size=model.eval_batch_size)
+    print(f"indexed {len(built.corpus)} premises into {out.output}")
+    return 0
+
+
+def retrieve(model: ModelArgs, data: ExportArgs, query: QueryArgs) -> int:
+    """``retrieval retrieve``: prints the ``k`` best premises accessible from ``--file``."""
+    if query.index is not None and output_kind(query.index) != "index":
+        raise ConfigError(
+            f"--index {query.index}: not a premise index",
+            hint="build one with 'leantrain retrieval index --output DIR', or leave --index out",
+        )
+    _quiet()
+    from leantrain.retrieval.corpus import Corpus
+
+    corpus = Corpus.from_export(data.data_path)
+    if query.file not in corpus.file_premises:
+        raise ConfigError(
+            f"--file {query.file}: not a file of the corpus in {data.data_path}",
+            hint="give the path of a Lean file as in corpus.jsonl (e.g. Mathlib/Logic/Basic.lean)",
+        )
+    retriever = _load_model(model)
+    retriever.index_corpus(corpus, cache_dir=query.index)
+    ranked = retriever.retrieve(query.state, query.file, query.k)
+    for rank, (prem, score) in enumerate(ranked, start=1):
+        print(f"{rank:>3}  {score:+.4f}  {prem.full_name}  ({prem.path})")
+    return 0
