@@ -1,6 +1,6 @@
 """``ProverConfig``: every setting of ``leantrain prove`` and :class:`~leantrain.prover.Prover`,
 composed of groups: :class:`SearchArgs`, :class:`ModelsArgs`, :class:`TheoremArgs`,
-leantrain-tactics' :class:`PromptArgs` and :class:`SplitArgs`, leantrain-lean's
+leantrain-tactics' :class:`PromptArgs` and :class:`SplitArgs`, core's ``Seed``, leantrain-lean's
 :class:`LeanArgs` (with ``backend``, default ``replay`` here). :class:`ProveArgs` is the
 command's: ``--generator``, ``--data`` and ``--output-dir`` required."""
 
@@ -9,12 +9,11 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from annotated_types import Ge
 from leantrain.core.config import AtLeast1, NonNegative, Positive, config_to_dict, setting
 from leantrain.core.errors import ConfigError
-from leantrain.core.groups import Group
+from leantrain.core.groups import Group, Seed
 from leantrain.lean.args import LeanArgs
 from leantrain.tactics.dataset_config import PromptArgs, SplitArgs
 
@@ -61,7 +60,6 @@ class SearchArgs(Group):
     temperature: Positive = setting(1.0, "Sampling temperature.")
     max_new_tokens: AtLeast1 = setting(64, "Longest tactic, in tokens.")
     generation_batch_size: AtLeast1 = setting(8, "Most states per generate call.")
-    seed: Annotated[int, Ge(0)] = setting(0, "Random seed (sampling).")
 
 
 @dataclass
@@ -136,7 +134,7 @@ class TheoremArgs(Group):
 
 
 @dataclass
-class ProverConfig(SearchArgs, ModelsArgs, TheoremArgs, PromptArgs, SplitArgs, LeanArgs):
+class ProverConfig(SearchArgs, ModelsArgs, TheoremArgs, PromptArgs, SplitArgs, LeanArgs, Seed):
     """Settings of a proof-search run (see each group); from Python, ``generator``, ``data``
     and ``output_dir`` may be left out (a generator object, theorems given, no results
     written)."""
