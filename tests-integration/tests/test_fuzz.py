@@ -1030,6 +1030,18 @@ def _flag_cases() -> list[Case]:
                 ["--run-dir", "/"],
             ],
         ),
+        "prove": (  # issue 36 item 3: a device this machine lacks, when the options are read
+            ["prove", "--generator", "tiny", "--data", S, "--output-dir", "out"],
+            ["out"],
+            [
+                ["--device", "tpu"],
+                ["--device", "cuda:99"],
+                ["--device", ""],
+                ["--k", "0"],
+                ["--split", "tset"],
+                ["--no-such-flag"],
+            ],
+        ),
         "report": (["report"], [], [[], ["a", "b"], ["--no-such-flag", "x"]]),
         "compare": (["compare"], [], [[], ["a"], ["a", "b", "c"], ["--no-such-flag", "a", "b"]]),
         "export import": (

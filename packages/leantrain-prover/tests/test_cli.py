@@ -112,7 +112,8 @@ def test_missing_data_and_empty_or_unknown_split(tmp_path, capsys):
         "--generator", "tiny", "--data", tmp_path / "export", "--output-dir", tmp_path / "o",
         "--split", "tset",
     )  # fmt: skip
-    assert code == 2 and "choose one of: train, val, test" in _one_line_error(err)
+    assert code == 2 and "'split'" in (line := _one_line_error(err))
+    assert "choose one of: 'train', 'val', 'test'" in line  # core's Literal wording
     assert not (tmp_path / "o").exists()
 
 
@@ -175,3 +176,50 @@ def test_a_bad_progress_model_is_one_line_before_the_generator_loads(nat_basics,
     )  # fmt: skip
     assert code == 1 and "not a trained progress model" in _one_line_error(err)
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("device", "cuda", "message"),
+    [
+        ("tpu", 0, "--device 'tpu' is no device of the prover"),
+        ("cuda", 0, "--device cuda: this machine has no CUDA GPU"),
+        ("cuda:1", 1, "--device cuda:1: this machine has 1 CUDA device(s)"),
+    ],
+)
+def test_a_device_this_machine_lacks_is_one_line_when_the_options_are_read(
+    device, cuda, message, nat_basics, tmp_path, capsys, monkeypatch
+):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda > 0)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: cuda)
+    code, _, err = _prove(
+        capsys,
+        "--generator", tmp_path / "no-model",  # loading it would fail with another message
+        "--data", nat_basics, "--output-dir", tmp_path / "o", "--device", device,
+    )  # fmt: skip
+    assert code == 2 and message in _one_line_error(err)
+    assert not (tmp_path / "o").exists()
+
+
+def test_cpu_and_an_available_cuda_device_are_taken(monkeypatch):
+    import torch
+    from leantrain.prover import ProverConfig
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    for device in ("cpu", "cuda", "cuda:1", None):
+        assert ProverConfig(device=device).device == device
+
+
+def test_required_options_are_marked_in_help_and_have_no_default(tmp_path, capsys):
+    from leantrain.core.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["prove", "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "--generator STR" in out.split("\n")[0] and "--output-dir STR" in out.split("\n")[0]
+    assert out.count("(required)") == 3
+    code, _, err = _prove(capsys, "--generator", "tiny", "--output-dir", tmp_path / "o")
+    assert code == 2 and "missing required --data" in _one_line_error(err)

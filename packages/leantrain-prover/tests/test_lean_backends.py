@@ -10,12 +10,13 @@ import json
 import sys
 
 import pytest
+from leantrain.core.command import dispatch
 from leantrain.core.errors import ConfigError
 from leantrain.lean import BackendError, CheckResult, verify
 from leantrain.lean.verify import proof_item
 from leantrain.prover import Prover
 from leantrain.prover.backend import LeanContractBackend
-from leantrain.prover.cli import run as prove_cli
+from leantrain.prover.cli import register
 from leantrain.prover.prover import make_backend
 from leantrain.prover.prover_config import ProverConfig
 from leantrain.prover.theorems import load_split
@@ -192,7 +193,8 @@ def test_cli_no_such_repl_is_one_line_before_any_model_loads(nat_basics, tmp_pat
     assert code != 0 and len(lines) == 1 and "no-such-repl" in lines[0], err
     assert not (tmp_path / "o").exists()
     with pytest.raises(ConfigError, match="kimina"):
-        prove_cli(
+        dispatch(
+            register()[0],
             ["--generator", "x", "--data", str(nat_basics), "--backend", "kimina",
              "--output-dir", str(tmp_path / "o")]
         )  # fmt: skip

@@ -306,3 +306,24 @@ def test_a_generator_trained_with_a_retriever_proves_with_it_end_to_end(
         ]
     )  # fmt: skip
     assert code != 0 and "not a premise retriever" in _one_line_error(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("flag", ["--num-premises", "--max-premise-chars"])
+def test_a_prompt_flag_given_at_its_default_is_compared_with_prompt_json(
+    flag, nat_basics, retriever, tmp_path, capsys
+):
+    """A flag given on the command line is given even at the field's default (core's
+    ``given()``): it differs from the model's prompt.json, so it is refused in one line."""
+    from leantrain.tactics.prompts import DEFAULT_MAX_PREMISE_CHARS
+
+    ckpt = _model(tmp_path / "gen", retriever, num_premises=3, max_premise_chars=400)
+    value = {"--num-premises": 10, "--max-premise-chars": DEFAULT_MAX_PREMISE_CHARS}[flag]
+    code = main(
+        [
+            "prove", "--generator", str(ckpt), "--data", str(nat_basics),
+            "--output-dir", str(tmp_path / "o"), flag, str(value),
+        ]
+    )  # fmt: skip
+    line = _one_line_error(capsys.readouterr().err)
+    assert code != 0 and f"{flag[2:].replace('-', '_')} {value} (trained with" in line
+    assert "--prompt-override" in line and not (tmp_path / "o").exists()

@@ -59,12 +59,14 @@ class PremiseSettings:
         """The settings as ``prover_config.json`` records them: with a retriever, the effective
         values (the retriever checkpoint and its fingerprint, ``num_premises``,
         ``max_premise_chars``, also where they came from the generator's ``prompt.json``);
-        without one, the config's (premise settings then change nothing)."""
+        without one, those the config gives, else null (premise settings then change
+        nothing)."""
         if self.retriever is None:
+            given = given_prompt(config)
             return {
                 "retriever": config.retriever or None,
-                "num_premises": config.num_premises,
-                "max_premise_chars": config.max_premise_chars,
+                "num_premises": given.get("num_premises"),
+                "max_premise_chars": given.get("max_premise_chars"),
                 "retriever_checkpoint": None,
                 "retriever_sha256": None,
             }
@@ -77,12 +79,27 @@ class PremiseSettings:
         }
 
 
+def given_prompt(config: ProverConfig) -> dict[str, Any]:
+    """The prompt settings ``config`` gives: from the command line, those its flags or
+    ``--config`` file set (:func:`leantrain.core.parser.given`; ``null`` is not given); from
+    Python, those that differ from their defaults. The others come from the generator's
+    ``prompt.json``."""
+    from leantrain.core.parser import given
+    from leantrain.tactics.model_prompt import PROMPT_FIELDS, given_settings
+
+    named = given(config)
+    if not named:
+        return given_settings(config)
+    values = {k: getattr(config, k) for k in PROMPT_FIELDS if k in named and hasattr(config, k)}
+    return {k: v for k, v in values.items() if v is not None}
+
+
 def model_prompt(config: ProverConfig) -> Any:
     """The :class:`~leantrain.tactics.model_prompt.ModelPrompt` the generator is asked with:
     the config's settings where given, else its ``prompt.json``'s, else the defaults. A given
     setting that differs from the model's is a one-line :class:`ConfigError` unless
     ``config.prompt_override`` (then one warning line). Loads no model."""
-    from leantrain.tactics.model_prompt import given_settings, resolve_prompt
+    from leantrain.tactics.model_prompt import resolve_prompt
 
     model_dir = None
     if config.generator:
@@ -91,7 +108,7 @@ def model_prompt(config: ProverConfig) -> Any:
         model_dir = model_files_dir(config.generator)
     return resolve_prompt(
         model_dir,
-        given_settings(config),
+        given_prompt(config),
         on_conflict="warn" if config.prompt_override else "error",
         model_flag="--generator",
         override_hint="leave these settings out to ask as in training, or pass "

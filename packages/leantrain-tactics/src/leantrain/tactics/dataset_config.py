@@ -18,7 +18,9 @@ class PromptArgs(Group):
     """How each prompt is written: system message, tactic rule and retrieved premises."""
 
     system_prompt: str | None = setting(
-        None, "System message of every prompt (default: leantrain.tactics' prompt; '': none)."
+        None,
+        "System message of every prompt (default: the model's prompt.json, for 'leantrain prove' "
+        "the generator's prompt.json, else leantrain.tactics' prompt; '': none).",
     )
     first_line_only: bool = setting(
         False, "Keep only the first line of multi-line tactics (LeanDojo-v2's behaviour)."
@@ -27,7 +29,8 @@ class PromptArgs(Group):
         None,
         "Premise retriever (a leantrain retrieval run or saved retriever dir): its num_premises "
         "best accessible premises of each state lead the prompt, as 'leantrain prove' asks "
-        "(needs leantrain-tactics[retrieval]).",
+        "(needs leantrain-tactics[retrieval]). Default: the one of the model's prompt.json (for "
+        "'leantrain prove' the generator's prompt.json), else none; '': none.",
     )
     num_premises: AtLeast1 = setting(10, "Retrieved premises per prompt (with --retriever).")
     max_premise_chars: AtLeast1 = setting(
