@@ -21,15 +21,18 @@ class Group:
     still runs its own ``__post_init__``.
 
     ``class Cfg(Seed, defaults={"seed": 42})`` gives a composing class its own default of an
-    inherited setting (help, type and aliases stay declared once, on the group)."""
+    inherited setting (help, type and aliases stay declared once, on the group); a list default
+    is copied per instance, and ``dataclasses.MISSING`` makes the setting required."""
 
     def __init_subclass__(cls, *, defaults: dict[str, Any] | None = None, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         for name, value in (defaults or {}).items():
             owner = next(k for k in cls.__mro__[1:] if name in inspect.get_annotations(k))
-            metadata = owner.__dataclass_fields__[name].metadata
+            meta = owner.__dataclass_fields__[name].metadata
             cls.__annotations__[name] = typing.get_type_hints(owner, include_extras=True)[name]
-            setattr(cls, name, dataclasses.field(default=value, metadata=metadata))
+            field = setting(value, meta.get("help", ""), aliases=meta.get("aliases", ()))
+            field.metadata = meta  # the group's own (positional included)
+            setattr(cls, name, field)
 
     def __post_init__(self) -> None:
         validate_fields(self)
