@@ -4,7 +4,6 @@ of declaring the same setting again. No field name is declared in two groups."""
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import typing
 from dataclasses import dataclass
