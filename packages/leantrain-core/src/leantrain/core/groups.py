@@ -86,7 +86,8 @@ class DataArgs(Group):
 
     data_path: str | None = setting(
         None,
-        "Data: an export dir (from 'leantrain export merge') or a split .json/.jsonl file.",
+        "Data: an export dir (from 'leantrain export merge') or a .json/.jsonl file (a split, or "
+        "rows the command reads as they are, e.g. progress rows).",
         aliases=("data",),
     )
 
