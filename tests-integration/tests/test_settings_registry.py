@@ -20,7 +20,19 @@ from leantrain.core.parser import build_parser
 
 #: (command, subcommand, option) that a sibling has and this subcommand does not, and why.
 #: Empty means every option of two or more siblings is every sibling's option.
-NOT_SHARED: dict[tuple[str, str, str], str] = {}
+NOT_SHARED: dict[tuple[str, str, str], str] = {
+    ("progress", "evaluate", "allow_code"): "loads a trained model's weights only "
+    "(trust_remote_code=False); it names no 'module:attr' code",
+    ("progress", "predict", "allow_code"): "loads a trained model's weights only "
+    "(trust_remote_code=False); it names no 'module:attr' code",
+    ("progress", "predict", "data"): "reads a goal and tactics from flags, no data file",
+    ("progress", "predict", "split"): "reads a goal and tactics from flags, no data file",
+    ("retrieval", "evaluate", "split"): "scores every split of the export (random and "
+    "novel_premises) side by side; --split_file picks the file",
+    ("retrieval", "index", "split"): "encodes the export's corpus.jsonl, which every split shares",
+    ("retrieval", "retrieve", "split"): "ranks the corpus premises accessible from --file for "
+    "one --state; no split is read",
+}
 
 
 def _leaves(cmd: Command, prefix: str = "") -> Iterator[tuple[str, Command]]:

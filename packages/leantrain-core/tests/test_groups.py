@@ -303,6 +303,33 @@ def test_a_positional_list_takes_any_number_and_config_can_be_required(tmp_path)
     assert got.paths == ["a", "b c", "1e3"] and got.flag
     with pytest.raises(ConfigError, match="missing required --config"):
         parse(Paths, ["a"], prog="p")
+    from leantrain.core.parser import build_parser
+
+    assert "flags override it (required)" in build_parser([Paths]).format_help()
+    assert "(required)" not in build_parser([RunArgs]).format_help()
+
+
+def test_a_redefault_copies_a_list_per_instance_and_missing_makes_it_required():
+    from dataclasses import MISSING
+
+    @dataclass
+    class Splits(RunSwitches):
+        split: list[str] = setting(["train"], "Splits.", aliases=("splits",))
+
+    @dataclass
+    class TestSplits(Splits, DataArgs, defaults={"split": ["test"], "data_path": MISSING}):
+        """The test split of given data."""
+
+    a, b = TestSplits(data_path="d"), TestSplits(data_path="d")
+    a.split.append("val")
+    assert b.split == ["test"] and Splits().split == ["train"]
+    assert (
+        TestSplits.__dataclass_fields__["split"].metadata
+        == Splits.__dataclass_fields__["split"].metadata
+    )
+    assert parse(TestSplits, ["--data", "x", "--splits", "val"]).split == ["val"]
+    with pytest.raises(ConfigError, match="missing required --data-path"):
+        parse(TestSplits, [], prog="t")
 
 
 def test_an_empty_list_flag_is_one_empty_text_not_none():

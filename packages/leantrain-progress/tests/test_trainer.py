@@ -138,6 +138,22 @@ def test_config_from_dict_yaml_and_errors(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match="did you mean 'learning_rate'"):
         config_from_dict(ProgressConfig, {"learning_rat": 1e-3})
+    with pytest.raises(ConfigError, match=r"'model_name' .*training needs a base model"):
+        config_from_dict(ProgressConfig, {"model_name": None})
+    from leantrain.progress.progress_arguments import EvaluateArgs, MakeDataArgs
+
+    ev = config_from_dict(EvaluateArgs, {"data": "rows.jsonl"})  # a trained model: $ENV
+    assert (
+        ev.model_name,
+        ev.split,
+        config_from_dict(MakeDataArgs, {"data": "d", "out": "o"}).seed,
+    ) == (
+        None,
+        ["test"],
+        42,
+    )
+    with pytest.raises(ConfigError, match="--data is empty"):
+        config_from_dict(EvaluateArgs, {"data": None})
     with pytest.raises(ConfigError, match="eval_ratio"):
         ProgressTrainer(eval_ratio=1.5)
     # The seed's constructor (the default model is now 'tiny', which works offline and sees

@@ -4,7 +4,6 @@ of declaring the same setting again. No field name is declared in two groups."""
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import typing
 from dataclasses import dataclass
@@ -21,15 +20,18 @@ class Group:
     still runs its own ``__post_init__``.
 
     ``class Cfg(Seed, defaults={"seed": 42})`` gives a composing class its own default of an
-    inherited setting (help, type and aliases stay declared once, on the group)."""
+    inherited setting (help, type and aliases stay declared once, on the group); a list default
+    is copied per instance, and ``dataclasses.MISSING`` makes the setting required."""
 
     def __init_subclass__(cls, *, defaults: dict[str, Any] | None = None, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         for name, value in (defaults or {}).items():
             owner = next(k for k in cls.__mro__[1:] if name in inspect.get_annotations(k))
-            metadata = getattr(owner, "__dataclass_fields__")[name].metadata  # noqa: B009
+            meta = getattr(owner, "__dataclass_fields__")[name].metadata  # noqa: B009
             cls.__annotations__[name] = typing.get_type_hints(owner, include_extras=True)[name]
-            setattr(cls, name, dataclasses.field(default=value, metadata=metadata))
+            field = setting(value, meta.get("help", ""), aliases=meta.get("aliases", ()))
+            field.metadata = meta  # the group's own (positional included)
+            setattr(cls, name, field)
 
     def __post_init__(self) -> None:
         validate_fields(self)
@@ -84,7 +86,8 @@ class DataArgs(Group):
 
     data_path: str | None = setting(
         None,
-        "Data: an export dir (from 'leantrain export merge') or a split .json/.jsonl file.",
+        "Data: an export dir (from 'leantrain export merge') or a .json/.jsonl file (a split, or "
+        "rows the command reads as they are, e.g. progress rows).",
         aliases=("data",),
     )
 

@@ -126,7 +126,7 @@ def build_parser(
             "--config",
             metavar="FILE",
             required=needed,
-            help="YAML file of options; flags override it",
+            help="YAML file of options; flags override it" + (" (required)" if needed else ""),
         )
     sections: dict[tuple[type, str], Any] = {}
     for cls in groups:

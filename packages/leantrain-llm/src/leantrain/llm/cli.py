@@ -19,21 +19,32 @@ _LIGHT = ("leantrain.llm.common_config:LeanTrainArguments",)
 
 
 @dataclass
-class MergeArgs:
-    """``leantrain llm merge-lora ADAPTER_DIR OUT_DIR``."""
+class OutDirArgs:
+    """The new directory ``merge-lora`` and ``convert`` write a model to (their last argument)."""
 
-    adapter_dir: str = setting(
-        help="LoRA adapter dir, or a run dir trained with LoRA", positional=True
-    )
-    out_dir: str = setting(help="new directory for the merged model", positional=True)
+    out_dir: str = setting(help="new directory for the written model", positional=True)
 
 
 @dataclass
-class ConvertArgs:
-    """``leantrain llm convert GGUF OUT_DIR``."""
+class _AdapterArgs:
+    adapter_dir: str = setting(
+        help="LoRA adapter dir, or a run dir trained with LoRA", positional=True
+    )
 
+
+@dataclass
+class _GgufArgs:
     gguf: str = setting(help="a .gguf file, or a directory holding exactly one", positional=True)
-    out_dir: str = setting(help="new directory for the converted model", positional=True)
+
+
+@dataclass
+class MergeArgs(OutDirArgs, _AdapterArgs):
+    """``leantrain llm merge-lora ADAPTER_DIR OUT_DIR`` (fields: the reverse MRO's order)."""
+
+
+@dataclass
+class ConvertArgs(OutDirArgs, _GgufArgs):
+    """``leantrain llm convert GGUF OUT_DIR``."""
 
 
 def register() -> list[Command]:

@@ -6,13 +6,13 @@ transformers: each setting declared once, so ``--data``, ``--split``, ``--model`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass
 from typing import Annotated, Literal
 
 from annotated_types import Ge, Lt
 from leantrain.core.config import AtLeast1, Positive, setting
 from leantrain.core.errors import ConfigError
-from leantrain.core.groups import DataArgs, Group, LifelongData, RunSwitches
+from leantrain.core.groups import DataArgs, Group, LifelongData, RunSwitches, Seed
 
 TINY_MAX_LENGTH, PRETRAINED_MAX_LENGTH = 40, 512
 """Default input tokens. 40 for ``tiny``: the summary line, the candidate tactic and the start of
@@ -40,17 +40,13 @@ class RowsArgs(DataArgs):
 
 
 @dataclass
-class GivenRows(RowsArgs):
-    """The data, which the command cannot run without."""
-
-    data_path: str = setting(
-        help="Progress rows (.jsonl / .json) or traced theorems (split .json, export dir).",
-        aliases=("data",),
-    )
+class GivenRows(RowsArgs, defaults={"data_path": MISSING}):
+    """The data (progress rows .jsonl / .json, or traced theorems: a split .json, an export
+    dir), which the command cannot run without."""
 
     def check_group(self) -> None:
         """An empty path is no data (it would read the working directory)."""
-        if not self.data_path.strip():
+        if not (self.data_path or "").strip():
             raise ConfigError("--data is empty", hint="give a rows .jsonl or an export dir")
 
 
@@ -58,10 +54,11 @@ class GivenRows(RowsArgs):
 class ModelArgs(Group):
     """The model and how long its inputs are."""
 
-    model_name: str = setting(
+    model_name: str | None = setting(
         "tiny",
-        "Base model: 'tiny' (a small BERT with a WordPiece vocabulary learnt from the training "
-        "data, offline), a local model directory or a Hugging Face name.",
+        "train: the base model, 'tiny' (a small BERT with a WordPiece vocabulary learnt from the "
+        "training data, offline), a local model directory or a Hugging Face name; evaluate, "
+        "predict: the trained progress model or run directory (default: $LEANPROGRESS_MODEL).",
         aliases=("model",),
     )
     max_length: Annotated[int, Ge(8)] | None = setting(
@@ -72,19 +69,15 @@ class ModelArgs(Group):
 
 
 @dataclass
-class PredictorArgs(ModelArgs):
-    """A trained progress model and its batches (``evaluate``, ``predict``)."""
+class PredictorArgs(ModelArgs, defaults={"model_name": None}):
+    """A trained progress model (``None``: ``$LEANPROGRESS_MODEL``) and its batches
+    (``evaluate``, ``predict``)."""
 
-    model_name: str | None = setting(
-        None,
-        "Trained progress model or run directory (default: $LEANPROGRESS_MODEL).",
-        aliases=("model",),
-    )
     batch_size: AtLeast1 = setting(32, "Rows per forward pass.")
 
 
 @dataclass
-class MakeDataArgs(GivenRows):
+class MakeDataArgs(GivenRows, Seed, defaults={"seed": 42}):
     """``leantrain progress make-data``: progress rows from traced theorems."""
 
     out: str = setting(help="Output JSONL of progress rows (written atomically).")
@@ -92,14 +85,12 @@ class MakeDataArgs(GivenRows):
     max_oversample: Annotated[float, Ge(1)] = setting(
         4.0, "Most copies of a proof-length bin when rebalancing."
     )
-    seed: Annotated[int, Ge(0)] = setting(42, "Random seed of the rebalancing.")
 
 
 @dataclass
-class EvaluateArgs(PredictorArgs, GivenRows):
-    """``leantrain progress evaluate``: a trained model scored on progress rows."""
-
-    split: list[Split] = setting(["test"], "Splits to read when the data is traced theorems.")
+class EvaluateArgs(PredictorArgs, GivenRows, defaults={"split": ["test"]}):
+    """``leantrain progress evaluate``: a trained model scored on progress rows (traced
+    theorems: the test split unless ``--split`` says otherwise)."""
 
 
 @dataclass
@@ -172,3 +163,11 @@ class ProgressArguments(ModelArgs, RowsArgs, LifelongData, RunSwitches):
         "directly) or 'cls' (BERT's [CLS] pooler).",
     )
     tiny_vocab_size: AtLeast1 = setting(2000, "WordPiece vocabulary size of the 'tiny' tokenizer.")
+
+    def check_group(self) -> None:
+        """Training needs a base model (evaluate and predict default to $LEANPROGRESS_MODEL)."""
+        if self.model_name is None:
+            raise ConfigError(
+                "key 'model_name' (--model) has no value: training needs a base model",
+                hint="give 'tiny', a local model directory or a Hugging Face name",
+            )

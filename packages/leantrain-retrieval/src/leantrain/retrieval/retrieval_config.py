@@ -27,7 +27,15 @@ from leantrain.core.config import (
     unknown_key,
 )
 from leantrain.core.errors import ConfigError
-from leantrain.core.groups import AllowCode, DataArgs, Group, LifelongData, RunArgs, RunSwitches
+from leantrain.core.groups import (
+    AllowCode,
+    DataArgs,
+    Group,
+    LifelongData,
+    RunArgs,
+    RunSwitches,
+    Seed,
+)
 
 A = TypeVar("A")
 Count = Annotated[int, Ge(0)]
@@ -116,9 +124,9 @@ class RetrieverArgs(EncodingArgs):
 
 
 @dataclass
-class DataModuleArgs(EncodingArgs):
+class DataModuleArgs(EncodingArgs, Seed, defaults={"seed": 42}):
     """What :class:`~leantrain.retrieval.datamodule.RetrievalDataModule` takes besides the
-    data directory and the tokenizer."""
+    data directory and the tokenizer (``seed``: negatives, initialisation, shuffling)."""
 
     split: Literal["random", "novel_premises"] = setting(
         "random", "Which split of the export to train on."
@@ -134,7 +142,6 @@ class DataModuleArgs(EncodingArgs):
         "per tactic, a random positive each epoch: shorter epochs, tactics weigh the same).",
     )
     num_workers: Count = setting(0, "DataLoader worker processes.")
-    seed: Count = setting(42, "Random seed (negatives, initialisation, shuffling).")
 
     def check_group(self) -> None:
         """In-file negatives are a part of the negatives."""

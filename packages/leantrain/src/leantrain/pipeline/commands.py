@@ -14,6 +14,7 @@ from typing import Any
 from leantrain.core.config import setting
 from leantrain.core.errors import ConfigError, DataError
 from leantrain.core.groups import Group, RunSwitches
+from leantrain.export.commands import JsonArgs
 from leantrain.pipeline.pipeline_config import RunName
 
 
@@ -44,12 +45,11 @@ class ReportArgs(Group):
 
 
 @dataclass
-class CompareArgs(Group):
-    """Two runs, and how the rows are shown."""
+class CompareArgs(JsonArgs):
+    """Two runs, and how the rows are shown (``--json``: export's)."""
 
     run_a: str = setting(help="Run directory A.", positional=True)
     run_b: str = setting(help="Run directory B.", positional=True)
-    json: bool = setting(False, "Print the rows as JSON.")
 
 
 class _Progress:
