@@ -15,6 +15,7 @@ from leantrain.core import (
     config_to_dict,
     parse_cli,
 )
+from leantrain.core.config import MAX_INT, StepLimit, setting, validate_fields
 
 
 @dataclass
@@ -141,7 +142,6 @@ def test_optional_list_field_collects_repeated_flags():
 
 
 def test_config_to_dict_redacts_secrets() -> None:
-    import dataclasses
 
     from leantrain.core.config import config_to_dict
 
@@ -231,17 +231,18 @@ def test_yaml_control_characters_and_huge_files(tmp_path):
     assert "MiB" in _one_line_error(path)
 
 
+@dataclass
+class Limits:
+    """Two ranged settings checked on Python keywords too."""
+
+    max_steps: StepLimit = setting(-1, "Steps.")
+    learning_rate: Annotated[float, Ge(0)] = setting(1e-4, "Rate.")
+
+    def __post_init__(self) -> None:
+        validate_fields(self)
+
+
 def test_ranges_name_the_flag_and_refuse_nan_and_huge_integers():
-    from leantrain.core.config import MAX_INT, StepLimit, setting, validate_fields
-
-    @dataclasses.dataclass
-    class Limits:
-        max_steps: StepLimit = setting(-1, "Steps.")
-        learning_rate: Annotated[float, Ge(0)] = setting(1e-4, "Rate.")
-
-        def __post_init__(self) -> None:
-            validate_fields(self)
-
     assert Limits(max_steps=MAX_INT).max_steps == MAX_INT
     with pytest.raises(ConfigError, match=r"^--max_steps must be -1 \(no limit\) or at least 1"):
         Limits(max_steps=-5)
