@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from leantrain.core.config import setting
 from leantrain.core.groups import DataArgs
-from leantrain.llm.common_config import EvalArgs, ModelArgs, Split
-from leantrain.tactics.dataset_config import PromptArgs, SplitArgs
+from leantrain.llm.common_config import EvalArgs, ModelArgs
+from leantrain.tactics.dataset_config import EvalSplitArgs, PromptArgs, SplitArgs
 
 
 @dataclass
-class EvalConfig(EvalArgs, PromptArgs, SplitArgs, DataArgs, ModelArgs):
+class EvalConfig(EvalArgs, PromptArgs, SplitArgs, EvalSplitArgs, DataArgs, ModelArgs):
     """Which model to evaluate on which split, and how (the prompt as in training)."""
-
-    split: Split = setting("test", "Split to evaluate.")

@@ -15,7 +15,7 @@ from leantrain.core.config import AtLeast1, NonNegative, Positive, config_to_dic
 from leantrain.core.errors import ConfigError
 from leantrain.core.groups import Group, Seed
 from leantrain.lean.args import LeanArgs
-from leantrain.tactics.dataset_config import PromptArgs, SplitArgs
+from leantrain.tactics.dataset_config import EvalSplitArgs, PromptArgs, SplitArgs
 
 UNTRACKED_KEYS = frozenset(
     [
@@ -110,15 +110,15 @@ class ModelsArgs(Group):
 
 
 @dataclass
-class TheoremArgs(Group):
-    """Which theorems are proved, and where the results go."""
+class TheoremArgs(EvalSplitArgs):
+    """Which theorems are proved (of the split :class:`EvalSplitArgs` names), and where the
+    results go."""
 
     data: str = setting(
         "",
         "Theorems: an export dir (leantrain export merge), a split dir or file, or a benchmark "
         "JSONL file (miniF2F / ProofNet / NuminaMath-LEAN rows).",
     )
-    split: Literal["train", "val", "test"] = setting("test", "Split of --data to prove.")
     theorems: list[str] = setting(
         [], "Full names of the theorems to prove (repeatable; default: all)."
     )

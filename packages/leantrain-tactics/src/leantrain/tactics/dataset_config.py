@@ -49,6 +49,15 @@ class SplitArgs(Group):
 
 
 @dataclass
+class EvalSplitArgs(Group):
+    """Which split of the data is evaluated (``leantrain llm eval``) or proved (``prove``)."""
+
+    split: Literal["train", "val", "test"] = setting(
+        "test", "Split of the data to evaluate or prove."
+    )
+
+
+@dataclass
 class TacticDatasetConfig(PromptArgs, SplitArgs):
     """How traced theorems become tactic examples (:class:`PromptArgs`, :class:`SplitArgs` and
     the filters below); fill it from Python, a dict, YAML or flags with leantrain.core.config."""
