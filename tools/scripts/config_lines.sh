@@ -22,7 +22,7 @@ extra=(
   $P/leantrain-tactics/src/leantrain/tactics/dataset_config.py
   $P/leantrain-prover/src/leantrain/prover/prover_config.py
   $P/leantrain-export/src/leantrain/export/export_config.py
-  $P/leantrain-lean/src/leantrain/lean/settings.py
+  $P/leantrain-lean/src/leantrain/lean/args.py
 )
 present=() more=()
 for f in "${files[@]}"; do [[ -f $f && " ${present[*]} " != *" $f "* ]] && present+=("$f"); done
