@@ -145,9 +145,7 @@ def split_overrides(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(VERL overrides, leantrain overrides)``: ``leantrain.KEY=VALUE`` items set the YAML's
     ``leantrain:`` section (the prefix removed), every other item a VERL key."""
-    if not overrides:
-        return {}, {}
-    items = dict(overrides) if isinstance(overrides, Mapping) else parse_overrides(overrides)
+    items = dict(overrides) if isinstance(overrides, Mapping) else parse_overrides(overrides or ())
     ours = {
         k.removeprefix("leantrain."): items.pop(k)
         for k in list(items)
