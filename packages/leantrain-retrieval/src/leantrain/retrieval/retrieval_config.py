@@ -22,9 +22,9 @@ from leantrain.core.config import (
     Fraction,
     NonNegative,
     Positive,
+    check_keys,
     config_fields,
     setting,
-    unknown_key,
 )
 from leantrain.core.errors import ConfigError
 from leantrain.core.groups import (
@@ -54,10 +54,7 @@ class Settings(Group):
     ``Trainer`` argument given beside the settings says that it goes in ``trainer``."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        fields = config_fields(cls)
-        for key, value in kwargs.items():
-            if key not in fields:
-                raise unknown_key(cls, key, value, source="keyword arguments")
+        check_keys(cls, kwargs, source="keyword arguments")
         return super().__new__(cls)
 
     @classmethod

@@ -15,8 +15,7 @@ import difflib
 import functools
 import inspect
 import logging
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Annotated, Any
 
@@ -74,28 +73,27 @@ def _signature_class() -> type:
     )
 
 
-def unknown_trainer_key(key: str) -> ConfigError:
-    """The one-line error for a ``trainer:`` key that ``lightning.Trainer`` does not take."""
-    if key in OWN:
-        return ConfigError(f"trainer.{key} cannot be set", hint=OWN[key])
-    close = [LEANDOJO_V2_NAMES[key]] if key in LEANDOJO_V2_NAMES else []
-    close = close or difflib.get_close_matches(key, trainer_parameters(), n=1)
-    return ConfigError(
-        f"trainer: unknown Lightning Trainer argument '{key}'",
-        hint=f"did you mean '{close[0]}'?" if close else "see lightning.Trainer's arguments",
-    )
-
-
 def check_trainer_args(trainer: Mapping[str, Any]) -> dict[str, Any]:
     """``trainer`` typed by ``lightning.Trainer``'s signature (a string from a flag becomes
     the type Lightning declares), after Lightning has accepted it: a ``Trainer`` is built from
     it. Every failure is one :class:`ConfigError` naming the key and its flag."""
     for key in trainer:
-        if key in OWN or key not in trainer_parameters():
-            raise unknown_trainer_key(key)
+        if key in OWN:
+            raise ConfigError(f"trainer.{key} cannot be set", hint=OWN[key])
+        if key not in trainer_parameters():
+            close = difflib.get_close_matches(key, trainer_parameters(), n=1)
+            name = LEANDOJO_V2_NAMES.get(key) or (close[0] if close else None)
+            hint = f"did you mean '{name}'?" if name else "see lightning.Trainer's arguments"
+            raise ConfigError(f"trainer: unknown Lightning Trainer argument '{key}'", hint=hint)
     typed = typed_values(_signature_class(), trainer, source="trainer")
-    with _quiet_lightning():
+    # Lightning's "GPU available" banner says nothing about the user's run: off meanwhile
+    rank_zero = logging.getLogger("lightning.pytorch.utilities.rank_zero")
+    level = rank_zero.level
+    rank_zero.setLevel(logging.WARNING)
+    try:
         build_trainer(typed, logger=False, enable_checkpointing=False, enable_model_summary=False)
+    finally:
+        rank_zero.setLevel(level)
     return typed
 
 
@@ -111,16 +109,3 @@ def build_trainer(user: Mapping[str, Any], **ours: Any) -> Any:
         given = ", ".join(f"{k}={v!r}" for k, v in user.items())
         detail = " ".join(str(e).split())
         raise ConfigError(f"Lightning refuses trainer: {{{given}}}: {detail[:300]}") from None
-
-
-@contextmanager
-def _quiet_lightning() -> Iterator[None]:
-    """Lightning's "GPU available" banner and its advertisement say nothing about the user's
-    run; off while a Trainer is built."""
-    rank_zero = logging.getLogger("lightning.pytorch.utilities.rank_zero")
-    level = rank_zero.level
-    rank_zero.setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        rank_zero.setLevel(level)

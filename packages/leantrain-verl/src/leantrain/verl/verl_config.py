@@ -145,9 +145,7 @@ def split_overrides(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(VERL overrides, leantrain overrides)``: ``leantrain.KEY=VALUE`` items set the YAML's
     ``leantrain:`` section (the prefix removed), every other item a VERL key."""
-    if not overrides:
-        return {}, {}
-    items = dict(overrides) if isinstance(overrides, Mapping) else parse_overrides(overrides)
+    items = dict(overrides) if isinstance(overrides, Mapping) else parse_overrides(overrides or ())
     ours = {
         k.removeprefix("leantrain."): items.pop(k)
         for k in list(items)
@@ -187,11 +185,7 @@ def compose_config(
         for key, value in items.items():
             _set(cfg, key, value, "override")
     critic = "critic.ppo_micro_batch_size"
-    if (
-        _get(cfg, "critic.enable")
-        and _get(cfg, critic) is None
-        and _get(cfg, critic + "_per_gpu") is None
-    ):
+    if _get(cfg, "critic.enable") and _unset(cfg, critic):
         # a critic the algorithm added (ppo) gets the actor's micro-batch unless one is set
         actor = _get(cfg, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu")
         _set(cfg, critic + "_per_gpu", actor, "leantrain defaults")
@@ -204,22 +198,20 @@ def _get(cfg: Any, key: str) -> Any:
     return OmegaConf.select(cfg, key, throw_on_missing=False)
 
 
-def _missing(cfg: Any) -> list[str]:
+def _unset(cfg: Any, key: str) -> bool:
+    """Neither ``key`` nor ``key_per_gpu`` is set (VERL takes either)."""
+    return _get(cfg, key) is None and _get(cfg, f"{key}_per_gpu") is None
+
+
+def _missing(node: Any, prefix: str = "") -> list[str]:
     from omegaconf import OmegaConf
 
     out = []
-
-    def walk(node: Any, prefix: str) -> None:
-        for key in node:
-            full = f"{prefix}{key}"
-            if OmegaConf.is_missing(node, key):
-                out.append(full)
-                continue
-            child = node._get_node(key)
-            if OmegaConf.is_dict(child):
-                walk(child, full + ".")
-
-    walk(cfg, "")
+    for key in node:
+        if OmegaConf.is_missing(node, key):
+            out.append(f"{prefix}{key}")
+        elif OmegaConf.is_dict(child := node._get_node(key)):
+            out += _missing(child, f"{prefix}{key}.")
     return out
 
 
@@ -246,27 +238,27 @@ def validate_config(cfg: Any, *, need_data: bool = True) -> None:
     rollout = "actor_rollout_ref.rollout"
     actor = "actor_rollout_ref.actor"
 
-    def positive_int(key: str, *, allow_none: bool = False) -> int | None:
+    def positive_int(key: str, default: int | None = None) -> int:
         value = _get(cfg, key)
-        if value is None and allow_none:
-            return None
+        if value is None and default is not None:
+            return default
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ConfigError(f"VERL config: {key} must be a positive integer, got {value!r}")
         return value
 
     train_bs = positive_int("data.train_batch_size")
     n = positive_int(f"{rollout}.n")
-    n_gpus = positive_int("trainer.n_gpus_per_node") * positive_int("trainer.nnodes")  # type: ignore[operator]
-    sp = positive_int(f"{actor}.ulysses_sequence_parallel_size", allow_none=True) or 1
+    n_gpus = positive_int("trainer.n_gpus_per_node") * positive_int("trainer.nnodes")
+    sp = positive_int(f"{actor}.ulysses_sequence_parallel_size", default=1)
     estimator = str(_get(cfg, "algorithm.adv_estimator"))
-    assert train_bs is not None and n is not None
     if estimator in GROUP_ESTIMATORS and n < 2:
         raise ConfigError(
             f"VERL config: adv_estimator '{estimator}' compares the responses of a prompt, but "
             f"{rollout}.n is {n}",
             hint=f"set {rollout}.n to 2 or more (e.g. 8)",
         )
-    if not _get(cfg, f"{actor}.use_dynamic_bsz"):
+    dynamic = _get(cfg, f"{actor}.use_dynamic_bsz")
+    if not dynamic:
         if (train_bs * n) % n_gpus:
             raise ConfigError(
                 f"VERL config: data.train_batch_size × {rollout}.n = {train_bs} × {n} = "
@@ -275,7 +267,6 @@ def validate_config(cfg: Any, *, need_data: bool = True) -> None:
                 hint="make train_batch_size × n a multiple of the GPU count",
             )
         mini = positive_int(f"{actor}.ppo_mini_batch_size")
-        assert mini is not None
         if train_bs < mini:
             raise ConfigError(
                 f"VERL config: data.train_batch_size ({train_bs}) is smaller than "
@@ -297,7 +288,7 @@ def validate_config(cfg: Any, *, need_data: bool = True) -> None:
                 hint="raise ppo_mini_batch_size or rollout.n, or use fewer GPUs",
             )
         micro = _get(cfg, f"{actor}.ppo_micro_batch_size_per_gpu")
-        if micro is None and _get(cfg, f"{actor}.ppo_micro_batch_size") is None:
+        if _unset(cfg, f"{actor}.ppo_micro_batch_size"):
             raise ConfigError(
                 f"VERL config: set {actor}.ppo_micro_batch_size_per_gpu",
                 hint=f"a divisor of {per_rank} (the responses per GPU in one mini-batch)",
@@ -310,31 +301,25 @@ def validate_config(cfg: Any, *, need_data: bool = True) -> None:
                 hint=f"choose one of: {', '.join(str(d) for d in _divisors(per_rank))}",
             )
         for section in (rollout, "actor_rollout_ref.ref"):
-            if _get(cfg, f"{section}.log_prob_micro_batch_size") is None and (
-                _get(cfg, f"{section}.log_prob_micro_batch_size_per_gpu") is None
-            ):
+            if _unset(cfg, f"{section}.log_prob_micro_batch_size"):
                 raise ConfigError(
                     f"VERL config: set {section}.log_prob_micro_batch_size_per_gpu",
                     hint="e.g. the same value as actor.ppo_micro_batch_size_per_gpu",
                 )
-    needs_critic = _get(cfg, "critic.enable")
-    if needs_critic is None:
-        needs_critic = estimator == "gae"
+    enable = _get(cfg, "critic.enable")
+    needs_critic = estimator == "gae" if enable is None else enable
     if estimator == "gae" and not needs_critic:
         raise ConfigError(
             "VERL config: adv_estimator 'gae' (PPO) needs a critic, but critic.enable is false",
             hint="set critic.enable=true, or choose a critic-free algorithm (grpo, rloo, …)",
         )
-    if needs_critic and not _get(cfg, "actor_rollout_ref.actor.use_dynamic_bsz"):
-        cmicro = _get(cfg, "critic.ppo_micro_batch_size_per_gpu")
-        if cmicro is None and _get(cfg, "critic.ppo_micro_batch_size") is None:
-            raise ConfigError(
-                "VERL config: a critic is used: set critic.ppo_micro_batch_size_per_gpu",
-                hint="e.g. the same value as actor.ppo_micro_batch_size_per_gpu",
-            )
-    max_prompt = positive_int("data.max_prompt_length")
+    if needs_critic and not dynamic and _unset(cfg, "critic.ppo_micro_batch_size"):
+        raise ConfigError(
+            "VERL config: a critic is used: set critic.ppo_micro_batch_size_per_gpu",
+            hint="e.g. the same value as actor.ppo_micro_batch_size_per_gpu",
+        )
+    positive_int("data.max_prompt_length")
     max_resp = positive_int("data.max_response_length")
-    assert max_prompt is not None and max_resp is not None
     overlong = _get(cfg, "reward.reward_kwargs.overlong_buffer_cfg")
     if overlong is not None and overlong.get("enable"):
         buf = overlong.get("len")

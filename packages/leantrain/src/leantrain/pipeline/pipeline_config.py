@@ -28,11 +28,11 @@ PROVE = "prove"
 """The pipeline's own stage: the replay proof rate of each repository's models."""
 
 PROVE_SET_BY_PIPELINE = {
+    "output_dir": "<run_dir>/prove",
     "generator": "the generator of each step (GRPO's if the run has GRPO, else SFT's)",
     "progress": "the progress model of each step when 'progress' is in trainers",
     "data": "each repository's own test split",
     "split": "the test split",
-    "output_dir": "<run_dir>/prove",
 }
 """``prove:`` keys the pipeline sets itself, and to what."""
 
@@ -232,14 +232,11 @@ class PipelineArgs(RunName, RunSwitches, Seed, LifelongArgs, defaults={"seed": 4
                 hint=f"got {type(section).__name__}",
             )
         values = dict(section or {})
-        if "output_dir" in values:
-            raise ConfigError(
-                f"'{trainer}.output_dir' is set by the pipeline (<run_dir>/{trainer}); remove it"
-            )
+        own = PROVE_SET_BY_PIPELINE if trainer == PROVE else {"output_dir": f"<run_dir>/{trainer}"}
+        for key, what in own.items():
+            if key in values:
+                raise ConfigError(f"'{trainer}.{key}' is set by the pipeline ({what}); remove it")
         if trainer == PROVE:
-            for key, what in PROVE_SET_BY_PIPELINE.items():
-                if key in values:
-                    raise ConfigError(f"'prove.{key}' is set by the pipeline ({what}); remove it")
             values.setdefault("progress_bar", False)  # the pipeline shows its own bar
         elif trainer != "grpo":  # GRPO starts from the SFT model of the same repository
             values.setdefault("model_name", "tiny")
