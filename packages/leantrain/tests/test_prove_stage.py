@@ -74,8 +74,9 @@ class TableGenerator:
         ]
 
 
-class Killed(Exception):
-    pass
+class Killed(BaseException):
+    """A kill of the process: a BaseException, as core's ``Terminated`` (the prover turns an
+    ``Exception`` of one theorem into that theorem's ``error`` row and goes on)."""
 
 
 @pytest.fixture

@@ -94,18 +94,25 @@ def given_prompt(config: ProverConfig) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-def model_prompt(config: ProverConfig) -> Any:
+def model_prompt(config: ProverConfig, *, model_required: bool = True) -> Any:
     """The :class:`~leantrain.tactics.model_prompt.ModelPrompt` the generator is asked with:
     the config's settings where given, else its ``prompt.json``'s, else the defaults. A given
     setting that differs from the model's is a one-line :class:`ConfigError` unless
-    ``config.prompt_override`` (then one warning line). Loads no model."""
+    ``config.prompt_override`` (then one warning line). Loads no model. Without
+    ``model_required`` (a generator object was passed in), a ``--generator`` directory that
+    holds no model only means that no ``prompt.json`` is read."""
+    from leantrain.core.errors import CheckpointError
     from leantrain.tactics.model_prompt import resolve_prompt
 
     model_dir = None
     if config.generator:
         from leantrain.llm.model_loading import model_files_dir
 
-        model_dir = model_files_dir(config.generator)
+        try:
+            model_dir = model_files_dir(config.generator)
+        except CheckpointError:
+            if model_required:
+                raise
     return resolve_prompt(
         model_dir,
         given_prompt(config),

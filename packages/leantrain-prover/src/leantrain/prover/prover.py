@@ -169,7 +169,7 @@ class Prover:
         self.backend = lean_backend if lean_backend is not None else make_backend(cfg)
         # the prompt: the generator's prompt.json, or the settings given (one-line errors, no
         # model loaded yet), with the retriever checkpoint and its fingerprint
-        self.prompt = model_prompt(cfg)
+        self.prompt = model_prompt(cfg, model_required=tactic_generator is None)
         self.premise_settings = PremiseSettings.of(self.prompt)
         if premise_source is None:
             self.premise_settings = check_premise_settings(self.premise_settings, cfg)
