@@ -98,7 +98,7 @@ def _prover(data, out, lean, **kw):
 def test_benchmark_rows_are_theorems_of_their_split(minif2f):
     theorems = load_split(minif2f, "test")
     assert [t.full_name for t in theorems] == ["good", "sneaky", "broken"]
-    assert theorems[0].model_extra["header"] == HEADER
+    assert theorems[0].header == HEADER
     assert [t.full_name for t in load_split(minif2f, "valid")] == ["other_split"]
     with pytest.raises(Exception, match="no row has split 'train'"):
         load_split(minif2f, "train")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from leantrain.core.errors import DataError
 from leantrain.core.json_reader import iter_json_records, iter_jsonl, read_json
@@ -60,12 +60,17 @@ def _not_before(start_field: str, end_field: str) -> Any:
     return field_validator(end_field)(check)
 
 
+_LEANTRAIN_ONLY = frozenset({"formal_proof", "header", "proof_origin", "difficulty"})
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=False, populate_by_name=True)
 
     def to_json(self) -> dict[str, Any]:
-        """The record as a JSON-ready dict in the on-disk format (tuples become lists)."""
-        return self.model_dump(mode="json", exclude_none=False)
+        """The record as a JSON-ready dict in the on-disk format (tuples become lists); the
+        whole-proof fields LeanDojo does not write are left out while unset."""
+        data = self.model_dump(mode="json", exclude_none=False)
+        return {k: v for k, v in data.items() if v is not None or k not in _LEANTRAIN_ONLY}
 
 
 class PremiseProvenance(_Record):
@@ -108,6 +113,15 @@ class Theorem(_Record):
     start: Pos
     end: Pos
     traced_tactics: list[TracedTactic] = Field(default_factory=list)
+    formal_proof: str | None = None
+    """The whole proof after ``:=`` (``by …`` or a term), where the source or an import gave it;
+    else whole-proof data joins ``traced_tactics`` (see ``leantrain.tactics.whole_proof``)."""
+    header: str | None = None
+    """What the statement needs before it: ``import``/``open``/``namespace`` lines."""
+    proof_origin: Literal["source", "imported", "found"] | None = None
+    """Where ``formal_proof`` came from: the Lean source, an imported dataset, or ``prove``."""
+    difficulty: float | None = None
+    """An imported difficulty in [0, 1] (NuminaMath-LEAN's 1 - win rate), for the curriculum."""
 
     check_end = _not_before("start", "end")
 

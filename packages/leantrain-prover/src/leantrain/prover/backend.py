@@ -67,11 +67,11 @@ def lean_theorem_of(theorem: Theorem, sources: Any = None) -> LeanTheorem:
     else read from the Lean project (``sources``: a :class:`leantrain.lean.ProjectSources`)
     at its ``file_path`` and ``start``. :class:`BackendError` saying what is missing."""
     extra = theorem.model_extra or {}
-    if "header" in extra and theorem.theorem_statement:
+    if theorem.header is not None and theorem.theorem_statement:
         try:
             return LeanTheorem.parse(
                 theorem.theorem_statement,
-                str(extra["header"]),
+                theorem.header,
                 name=theorem.full_name,
                 source=str(extra.get("source", "")),
             )
@@ -111,7 +111,7 @@ class LeanContractBackend:
         Lean project to read its statement from is given."""
         if self.sources is None:
             for t in theorems:
-                if "header" not in (t.model_extra or {}):
+                if t.header is None:
                     raise ConfigError(
                         f"--backend {self.name} reads an export theorem's statement from the "
                         f"Lean project, and no --lean-project is given ({t.full_name})",

@@ -15,7 +15,14 @@ from leantrain.tactics.prompts import DEFAULT_MAX_PREMISE_CHARS, DEFAULT_SYSTEM_
 
 @dataclass
 class PromptArgs(Group):
-    """How each prompt is written: system message, tactic rule and retrieved premises."""
+    """How each prompt is written: what is generated, system message, tactic rule and retrieved
+    premises."""
+
+    mode: Literal["tactic", "whole"] = setting(
+        "tactic",
+        "What the generator writes: the next tactic of a proof state ('tactic'), or the whole "
+        "proof of a theorem statement ('whole', leantrain.tactics.whole_proof).",
+    )
 
     system_prompt: str | None = setting(
         None,

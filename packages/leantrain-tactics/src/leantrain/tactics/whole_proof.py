@@ -1,0 +1,114 @@
+"""Whole-proof examples (statement → proof), the data of DeepSeek-Prover / Kimina / Goedel-style
+provers, from the same theorem records as the step-wise data.
+
+A theorem record gives its whole proof in one of two ways:
+
+- ``formal_proof`` set (from the Lean source, an imported dataset, or a proof ``prove`` found):
+  used as is; the example's ``origin`` is the record's ``proof_origin``;
+- otherwise its traced top-level tactics, verbatim, joined as a ``by`` block (``origin ==
+  "tactics"``). LeanDojo traces every tactic of a proof, nested ones included, so a join of all of
+  them can repeat a nested tactic; the join keeps the order and is meant as training text (under
+  the ``replay`` check it is the traced proof itself).
+
+The statement is ``theorem_statement`` (``theorem foo (n : Nat) : n + 0 = n :=``). A record
+without one yields no example (LeanDojo Benchmark 4 ships none: its statements are only in the
+Lean source).
+
+Statements are compared, for the contamination guard, by :func:`statement_hash` of
+:func:`normalize_statement`: comments dropped, whitespace collapsed, the declaration keyword and
+name dropped (a renamed copy of a benchmark theorem is still the same statement), and the
+trailing ``:=`` / ``by`` dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from leantrain.core.lean_text import strip_marks
+from leantrain.core.schemas import Theorem
+
+Origin = Literal["source", "tactics", "imported", "found"]
+
+
+@dataclass(frozen=True)
+class WholeProofExample:
+    """One statement → proof pair with where its proof came from."""
+
+    full_name: str
+    statement: str
+    """The declaration up to and including ``:=`` (``theorem foo : 1 + 1 = 2 :=``)."""
+    proof: str
+    """What follows ``:=``: ``by`` and its tactics, or a term."""
+    header: str
+    """``import`` / ``open`` lines the statement needs ("" when the record has none)."""
+    origin: Origin
+    difficulty: float | None = None
+
+    @property
+    def theorem_text(self) -> str:
+        """The whole declaration as Lean reads it: ``statement proof``."""
+        return f"{self.statement} {self.proof}"
+
+
+def tactics_proof(tactics: Iterable[str]) -> str:
+    """Traced tactics (``<a>`` marks removed) as a ``by`` block, each indented two spaces."""
+    lines = ["by"]
+    for tactic in tactics:
+        text = strip_marks(tactic).strip("\n")
+        lines.extend("  " + line for line in text.splitlines())
+    return "\n".join(lines)
+
+
+def whole_proof_example(theorem: Theorem) -> WholeProofExample | None:
+    """The record's whole-proof example, or ``None`` without a statement or any proof."""
+    statement = (theorem.theorem_statement or "").strip()
+    if not statement:
+        return None
+    if theorem.formal_proof and theorem.formal_proof.strip():
+        proof, origin = theorem.formal_proof.strip(), theorem.proof_origin or "imported"
+    elif theorem.traced_tactics:
+        proof, origin = tactics_proof(t.tactic for t in theorem.traced_tactics), "tactics"
+    else:
+        return None
+    if not statement.endswith(":="):
+        statement += " :="
+    return WholeProofExample(
+        full_name=theorem.full_name,
+        statement=statement,
+        proof=proof,
+        header=(theorem.header or "").strip(),
+        origin=origin,
+        difficulty=theorem.difficulty,
+    )
+
+
+def whole_proof_examples(theorems: Iterable[Theorem]) -> Iterator[WholeProofExample]:
+    """The whole-proof examples of ``theorems`` (records without a statement or proof skipped)."""
+    for theorem in theorems:
+        example = whole_proof_example(theorem)
+        if example is not None:
+            yield example
+
+
+_COMMENT = re.compile(r"/-.*?-/|--[^\n]*", re.DOTALL)
+_DECL = re.compile(
+    r"^(?:@\[[^\]]*\]\s*)*(?:(?:private|protected|noncomputable|nonrec)\s+)*"
+    r"(?:theorem|lemma|example|def|abbrev|instance)\b\s*(?:(?!\s)[^\s:(\[{⦃]+)?"
+)
+_TAIL = re.compile(r"\s*(?::=\s*(?:by)?\s*(?:sorry)?\s*)?$")
+
+
+def normalize_statement(text: str) -> str:
+    """``theorem foo (n : ℕ) :\\n  n + 0 = n := by`` → ``(n : ℕ) : n + 0 = n``."""
+    text = " ".join(_COMMENT.sub(" ", text).split())
+    text = _DECL.sub("", text, count=1).strip()
+    return _TAIL.sub("", text).strip()
+
+
+def statement_hash(text: str) -> str:
+    """SHA-256 (hex, first 16 digits) of :func:`normalize_statement` of ``text``."""
+    return hashlib.sha256(normalize_statement(text).encode("utf-8")).hexdigest()[:16]

@@ -1,0 +1,83 @@
+"""Whole-proof examples from theorem records, and statement normalisation for the guard."""
+
+import json
+from pathlib import Path
+
+import pytest
+from leantrain.core.schemas import Theorem
+from leantrain.tactics.whole_proof import (
+    normalize_statement,
+    statement_hash,
+    tactics_proof,
+    whole_proof_example,
+    whole_proof_examples,
+)
+
+LEAN4_EXAMPLE = Path(__file__).parents[3] / ".." / "shared" / "data" / "lean4-example"
+
+
+def _theorem(**fields):
+    base = {"url": "u", "commit": "c", "file_path": "F.lean", "full_name": "foo"}
+    base |= {"start": [1, 1], "end": [2, 1]}
+    return Theorem.model_validate(base | fields)
+
+
+def _traced(tactic):
+    return {"tactic": tactic, "state_before": "⊢ p", "state_after": "no goals"}
+
+
+def test_traced_tactics_join_as_a_by_block():
+    t = _theorem(
+        theorem_statement="theorem foo (n : Nat) : n + 0 = n :=",
+        traced_tactics=[
+            _traced("induction n with\n| zero => rfl\n| succ n ih => simp"),
+            _traced("<a>simp</a>"),
+        ],
+    )
+    ex = whole_proof_example(t)
+    assert ex.origin == "tactics"
+    assert ex.proof == "by\n  induction n with\n  | zero => rfl\n  | succ n ih => simp\n  simp"
+    assert ex.theorem_text.startswith("theorem foo (n : Nat) : n + 0 = n := by\n  induction")
+
+
+def test_formal_proof_wins_and_statement_gets_its_assign():
+    t = _theorem(
+        theorem_statement="theorem foo : 1 + 1 = 2",
+        formal_proof="by norm_num",
+        proof_origin="imported",
+        header="import Mathlib",
+        difficulty=0.25,
+        traced_tactics=[_traced("rfl")],
+    )
+    ex = whole_proof_example(t)
+    assert (ex.statement, ex.proof, ex.origin) == (
+        "theorem foo : 1 + 1 = 2 :=",
+        "by norm_num",
+        "imported",
+    )
+    assert (ex.header, ex.difficulty) == ("import Mathlib", 0.25)
+
+
+def test_records_without_statement_or_proof_are_skipped():
+    assert whole_proof_example(_theorem(traced_tactics=[_traced("rfl")])) is None
+    assert whole_proof_example(_theorem(theorem_statement="theorem foo : True :=")) is None
+    assert tactics_proof([]) == "by"
+
+
+def test_normalize_drops_name_comments_whitespace_and_tail():
+    a = "theorem foo (n : ℕ) :\n    n + 0 = n := by"
+    b = "/-- doc -/ lemma  bar (n : ℕ) : n + 0 = n -- note\n :="
+    c = "@[simp] protected theorem X.y (n : ℕ) : n + 0 = n := by sorry"
+    assert normalize_statement(a) == "(n : ℕ) : n + 0 = n"
+    assert statement_hash(a) == statement_hash(b) == statement_hash(c)
+    assert statement_hash(a) != statement_hash("theorem foo (n : ℕ) : 0 + n = n :=")
+    assert normalize_statement("theorem t : True") == ": True"
+
+
+@pytest.mark.skipif(not LEAN4_EXAMPLE.exists(), reason="../shared/data/lean4-example is absent")
+def test_real_export_gives_one_example_per_traced_theorem():
+    records = json.loads((LEAN4_EXAMPLE / "random" / "train.json").read_text())
+    theorems = [Theorem.model_validate(r) for r in records]
+    examples = list(whole_proof_examples(theorems))
+    assert len(examples) == sum(1 for t in theorems if t.traced_tactics and t.theorem_statement)
+    assert all(e.statement.endswith(":=") and e.proof.startswith("by\n  ") for e in examples)
