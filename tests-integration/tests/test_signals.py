@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from it_support import leantrain_cmd, quiet_env
-from leantrain.core.cli import TERMINATED_MESSAGE
 from leantrain.core.manifest import RunManifest
 from leantrain.core.sample import sample_repo_dirs
+from leantrain.core.terminate import TERMINATED_MESSAGE
 
 #: SIGTERM to exit, on 2 shared CPU cores, including the interpreter's teardown.
 EXIT_WITHIN_S = 10.0

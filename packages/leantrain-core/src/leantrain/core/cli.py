@@ -9,18 +9,14 @@ packages are installed: each entry point names a callable returning a list of
 from __future__ import annotations
 
 import os
-import signal
 import sys
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from importlib.metadata import entry_points
-from types import FrameType
 
 from leantrain.core.command import Command, dispatch, usage
 from leantrain.core.errors import LeanTrainError
+from leantrain.core.terminate import Terminated, sigterm_raises, terminated
 
 COMMAND_GROUP = "leantrain.commands"
 
@@ -69,104 +65,6 @@ def _usage(commands: dict[str, Command]) -> str:
     )
 
 
-class Terminated(BaseException):
-    """Raised in the main thread when the process receives SIGTERM under :func:`run_guarded`.
-
-    A ``BaseException`` (like ``KeyboardInterrupt``) so that ``except Exception`` blocks in
-    training code do not swallow it, but not a ``KeyboardInterrupt``: Lightning turns that into
-    ``sys.exit(1)``. Lightning's own SIGTERM handler runs first and then calls this one.
-    """
-
-    exit_code = 128 + signal.SIGTERM  # 143, what a shell reports for a SIGTERM'ed process
-
-
-TERMINATED_MESSAGE = "terminated; rerun the same command to resume"
-
-#: Functions during which SIGTERM waits (up to :data:`TERM_GRACE_S`): a checkpoint written
-#: by them is whole, so the next run resumes from it rather than from a half-written one.
-_SAVING = frozenset(
-    {
-        "_save_checkpoint",  # transformers Trainer (checkpoint-N: model, optimizer, state)
-        "_save_optimizer_and_scheduler",
-        "_save_rng_state",
-        "save_checkpoint",  # Lightning Trainer / strategy / checkpoint IO
-        "save_pretrained",
-        "save_model",
-        "save_file",  # safetensors
-        "save",  # torch.save
-    }
-)
-_SAVING_MODULES = ("leantrain.core.atomic", "leantrain.core.manifest")
-#: Longest a save may delay the exit after SIGTERM, in seconds (``LEANTRAIN_TERM_GRACE_S``).
-TERM_GRACE_S = 20.0
-_POLL_S = 0.1
-
-
-def _saving(frame: FrameType | None) -> bool:
-    """Whether the interrupted main thread is inside a checkpoint or atomic write."""
-    depth = 0
-    while frame is not None and depth < 500:
-        module = str(frame.f_globals.get("__name__", ""))
-        if frame.f_code.co_name in _SAVING or module.startswith(_SAVING_MODULES):
-            return True
-        frame = frame.f_back
-        depth += 1
-    return False
-
-
-class _SigtermGuard:
-    """SIGTERM → :class:`Terminated` in the main thread, deferred while a save is running."""
-
-    def __init__(self) -> None:
-        self.received_at: float | None = None
-        self.done = False  # Terminated was caught: later signals change nothing
-        try:
-            self.grace = float(os.environ.get("LEANTRAIN_TERM_GRACE_S", TERM_GRACE_S))
-        except ValueError:
-            self.grace = TERM_GRACE_S
-
-    def _raise_unless_saving(self, frame: FrameType | None) -> None:
-        if self.done or self.received_at is None:
-            return
-        waited = time.monotonic() - self.received_at
-        if waited < self.grace and _saving(frame):
-            signal.setitimer(signal.ITIMER_REAL, _POLL_S)  # look again in a moment
-            return
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        raise Terminated()
-
-    def on_sigterm(self, signum: int, frame: FrameType | None) -> None:
-        if self.received_at is None:
-            self.received_at = time.monotonic()
-        self._raise_unless_saving(frame)
-
-    def on_alarm(self, signum: int, frame: FrameType | None) -> None:
-        self._raise_unless_saving(frame)
-
-
-@contextmanager
-def sigterm_raises() -> Iterator[_SigtermGuard | None]:
-    """Within the block, SIGTERM raises :class:`Terminated` in the main thread (after a save in
-    progress finishes); the previous handlers come back afterwards. A no-op off the main thread
-    or where SIGTERM is ignored (``nohup``-style launchers that mean it)."""
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or not hasattr(signal, "SIGALRM")
-        or signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
-    ):
-        yield None
-        return
-    guard = _SigtermGuard()
-    old_term = signal.signal(signal.SIGTERM, guard.on_sigterm)
-    old_alarm = signal.signal(signal.SIGALRM, guard.on_alarm)
-    try:
-        yield guard
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old_alarm)
-        signal.signal(signal.SIGTERM, old_term)
-
-
 #: Exit code when the reader of stdout went away: 128 + SIGPIPE, as a shell reports `yes | head -1`.
 EXIT_BROKEN_PIPE = 128 + 13
 
@@ -193,13 +91,6 @@ def _quiet_stdout() -> None:
         pass
 
 
-def _terminated(guard: _SigtermGuard | None) -> int:
-    if guard is not None:
-        guard.done = True
-    print(TERMINATED_MESSAGE, file=sys.stderr)
-    return Terminated.exit_code
-
-
 def run_guarded(func: Callable[[], int | None]) -> int:
     """Run ``func``; a LeanTrainError becomes one line on stderr and its exit code.
 
@@ -218,11 +109,11 @@ def run_guarded(func: Callable[[], int | None]) -> int:
             print("interrupted", file=sys.stderr)
             return 130
         except Terminated:
-            return _terminated(guard)
+            return terminated(guard)
         except SystemExit:
             # Lightning's own SIGTERM handling raises SIGTERMException (a SystemExit)
             if guard is not None and guard.received_at is not None:
-                return _terminated(guard)
+                return terminated(guard)
             if _stdout_closed():  # e.g. argparse's --help, then `| head -1`
                 return EXIT_BROKEN_PIPE
             raise
