@@ -72,12 +72,20 @@ class Seed(Group):
 
 
 @dataclass
-class RunArgs(Seed, RunSwitches):
-    """Where a run writes and its random seed, with :class:`RunSwitches`."""
+class OutputDir(Group):
+    """Where a command writes."""
 
     output_dir: str | None = setting(
-        None, "Run directory (manifest, models, logs).", aliases=("out",)
+        None,
+        "Run directory: everything the command writes (manifest, models, results, logs); "
+        "rerunning into it resumes.",
+        aliases=("out",),
     )
+
+
+@dataclass
+class RunArgs(Seed, RunSwitches, OutputDir):
+    """Where a run writes and its random seed, with :class:`RunSwitches`."""
 
 
 @dataclass

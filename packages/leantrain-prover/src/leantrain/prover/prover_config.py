@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from leantrain.core.config import AtLeast1, NonNegative, Positive, config_to_dict, setting
 from leantrain.core.errors import ConfigError
-from leantrain.core.groups import Group, Seed
+from leantrain.core.groups import Group, OutputDir, Seed
 from leantrain.lean.args import LeanArgs
 from leantrain.tactics.dataset_config import EvalSplitArgs, PromptArgs, SplitArgs
 
@@ -111,8 +111,10 @@ class ModelsArgs(Group):
 
 @dataclass
 class TheoremArgs(EvalSplitArgs):
-    """Which theorems are proved (of the split :class:`EvalSplitArgs` names), and where the
-    results go."""
+    """Which theorems are proved (of the split :class:`EvalSplitArgs` names). The results go to
+    core's ``output_dir``: results.jsonl, summary.json and proofs.json (theorems done are
+    skipped on a rerun); a ``.jsonl`` name puts the run in NAME/ and copies its rows to
+    NAME.jsonl."""
 
     data: str = setting(
         "",
@@ -123,18 +125,21 @@ class TheoremArgs(EvalSplitArgs):
         [], "Full names of the theorems to prove (repeatable; default: all)."
     )
     max_theorems: AtLeast1 | None = setting(None, "Prove at most this many theorems of the split.")
-    output_dir: str = setting(
-        "",
-        "Directory of results.jsonl, summary.json and proofs.json; rerunning into it resumes "
-        "(theorems done are skipped). A .jsonl name: the run goes into NAME/ and its rows are "
-        "copied to NAME.jsonl.",
-        aliases=("out",),
-    )
     progress_bar: bool = setting(True, "Show a bar over theorems.")
 
 
 @dataclass
-class ProverConfig(SearchArgs, ModelsArgs, TheoremArgs, PromptArgs, SplitArgs, LeanArgs, Seed):
+class ProverConfig(
+    SearchArgs,
+    ModelsArgs,
+    TheoremArgs,
+    PromptArgs,
+    SplitArgs,
+    LeanArgs,
+    Seed,
+    OutputDir,
+    defaults={"output_dir": ""},
+):
     """Settings of a proof-search run (see each group); from Python, ``generator``, ``data``
     and ``output_dir`` may be left out (a generator object, theorems given, no results
     written)."""

@@ -27,25 +27,10 @@ from leantrain.core.config import (
     setting,
 )
 from leantrain.core.errors import ConfigError
-from leantrain.core.groups import (
-    AllowCode,
-    DataArgs,
-    Group,
-    LifelongData,
-    RunArgs,
-    RunSwitches,
-    Seed,
-)
+from leantrain.core.groups import AllowCode, DataArgs, Group, LifelongData, RunArgs, Seed
 
 A = TypeVar("A")
 Count = Annotated[int, Ge(0)]
-
-
-def _redefault(group: type, name: str, default: Any = dataclasses.MISSING) -> Any:
-    """Field ``name`` of ``group`` (its help and aliases, declared there once) with another
-    default (none: required)."""
-    meta = group.__dataclass_fields__[name].metadata
-    return setting(default, meta["help"], aliases=meta.get("aliases", ()))
 
 
 class Settings(Group):
@@ -169,10 +154,8 @@ class ModelArgs(EncodeArgs, AllowCode):
 
 
 @dataclass
-class ExportArgs(DataArgs):
+class ExportArgs(DataArgs, defaults={"data_path": dataclasses.MISSING}):
     """The export directory a command reads (random/, novel_premises/, corpus.jsonl)."""
-
-    data_path: str = _redefault(DataArgs, "data_path")
 
 
 @dataclass
@@ -211,12 +194,17 @@ class IndexOutput(Settings):
 
 
 @dataclass
-class RetrievalConfig(RetrieverArgs, DataModuleArgs, ModelArgs, LifelongData, RunSwitches):
+class RetrievalConfig(
+    RetrieverArgs,
+    DataModuleArgs,
+    ModelArgs,
+    LifelongData,
+    RunArgs,
+    defaults={"model_name": "tiny", "output_dir": "runs/retrieval"},
+):
     """A premise-retriever training run: the retriever's and the data's settings (flat, as
     users write them) plus the run's own and Lightning's ``trainer:`` section."""
 
-    model_name: str = _redefault(ModelArgs, "model_name", "tiny")
-    output_dir: str = _redefault(RunArgs, "output_dir", "runs/retrieval")
     ewc_batches: AtLeast1 = setting(16, "Training batches used to estimate the diagonal Fisher.")
     ewc_gamma: Fraction = setting(
         1.0, "Decay of older repos' Fisher when adding a new one (1: keep, 0: forget)."
