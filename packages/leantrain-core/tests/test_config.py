@@ -43,6 +43,14 @@ def test_unknown_key_suggests_closest():
     assert e.value.exit_code == 2
 
 
+def test_suggest_prefers_swapped_letters():
+    from leantrain.core.config import suggest
+
+    # one deletion from 'mode', two letters swapped in 'model': the swap is the likelier typo
+    assert suggest("modle", ["mode", "model"]) == "did you mean 'model'?"
+    assert suggest("mod", ["mode", "model"]) == "did you mean 'mode'?"
+
+
 @pytest.mark.parametrize(
     ("key", "value"),
     [

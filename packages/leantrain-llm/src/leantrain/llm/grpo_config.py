@@ -15,7 +15,19 @@ from leantrain.llm.common_config import LeanTrainArguments, world_size
 
 
 @dataclass
-class GRPOConfig(LeanTrainArguments, LeanArgs, trl.GRPOConfig):
+class GRPOConfig(
+    LeanTrainArguments,
+    LeanArgs,
+    trl.GRPOConfig,
+    defaults={
+        "num_generations": 4,  # completions per prompt (group size)
+        "per_device_train_batch_size": 4,
+        "max_completion_length": 48,  # tokens: a tactic
+        "logging_steps": 1,
+        "save_steps": 50,
+        "save_total_limit": 2,
+    },
+):
     """Every ``trl.GRPOConfig`` option, plus leantrain's fields, ``reward_funcs``, ``algorithm``
     and ``advantage_fn``, and how the ``lean`` reward reaches Lean (``lean_level`` and
     leantrain-lean's :class:`LeanArgs`, whose ``backend`` is ``--lean-backend`` here). Batch settings are checked up front
@@ -43,18 +55,12 @@ class GRPOConfig(LeanTrainArguments, LeanArgs, trl.GRPOConfig):
         None,
         "Advantage function (registry name or 'module:function') replacing TRL's group normalisation.",
     )
-    num_generations: int | None = setting(4, "Completions sampled per prompt (group size).")
-    per_device_train_batch_size: int = setting(4, "Completions per device per step.")
-    max_completion_length: int | None = setting(48, "Longest generated tactic, in tokens.")
     gradient_checkpointing: bool | None = setting(
         None, "Deprecated name of activation_checkpointing (transformers 5)."
     )
     activation_checkpointing: bool | None = setting(
         None, "Recompute activations in backward to save memory (slower); off by default."
     )
-    logging_steps: float = setting(1, "Log every N optimizer steps.")
-    save_steps: float = setting(50, "Save a resumable checkpoint every N steps.")
-    save_total_limit: int | None = setting(2, "Keep at most N checkpoints per repo.")
 
     def __post_init__(self) -> None:
         validate_fields(self)  # first: the ranges before anything reads the values

@@ -11,7 +11,11 @@ from leantrain.llm.common_config import LeanTrainArguments
 
 
 @dataclass
-class SFTConfig(LeanTrainArguments, trl.SFTConfig):
+class SFTConfig(
+    LeanTrainArguments,
+    trl.SFTConfig,
+    defaults={"logging_steps": 5, "save_steps": 50, "save_total_limit": 2, "max_length": 1024},
+):
     """Every ``trl.SFTConfig`` / ``TrainingArguments`` option, plus leantrain's groups
     (:class:`~leantrain.llm.common_config.LeanTrainArguments`).
 
@@ -31,10 +35,6 @@ class SFTConfig(LeanTrainArguments, trl.SFTConfig):
         "Recompute activations in backward to save memory (slower). Unset: on for models with "
         "hidden size >= 256 (TRL's default), off for narrower (tiny) ones.",
     )
-    logging_steps: float = setting(5, "Log every N optimizer steps.")
-    save_steps: float = setting(50, "Save a resumable checkpoint every N steps.")
-    save_total_limit: int | None = setting(2, "Keep at most N checkpoints per repo.")
-    max_length: int | None = setting(1024, "Truncate tokenized examples to this length.")
     # Batches of similar length waste little on padding: 1.5-1.6x the tokens/s of random
     # batches on CPU (BENCHMARKS.md), where padding_free/packing is slower without a varlen
     # attention kernel. With flash attention on a GPU, padding_free=True is the faster choice.

@@ -24,8 +24,24 @@ TINY_EPOCHS, PRETRAINED_EPOCHS = 6.0, 3.0
 """Default epochs."""
 
 
+#: ``TrainingArguments`` fields whose default is the seed's (LeanDojo-v2's); help is transformers'.
+SEED_DEFAULTS = {
+    "warmup_steps": 0.1,  # a fraction of all steps
+    "weight_decay": 0.01,
+    "eval_strategy": "epoch",
+    "save_strategy": "epoch",  # as eval_strategy, to keep the best
+    "save_total_limit": 2,
+    "load_best_model_at_end": True,
+    "metric_for_best_model": "mae",  # validation MAE, in steps
+    "greater_is_better": False,
+    "logging_steps": 50,
+    "train_sampling_strategy": "group_by_length",  # little padding
+    "dataloader_pin_memory": False,
+}
+
+
 @dataclass
-class ProgressConfig(ProgressArguments, TrainingArguments):
+class ProgressConfig(ProgressArguments, TrainingArguments, defaults=SEED_DEFAULTS):
     """Every ``TrainingArguments`` option, plus the progress model's data, model and ``tiny``
     fields (:class:`~leantrain.progress.progress_arguments.ProgressArguments`). Defaults differ from transformers' where the seed's (LeanDojo-v2's) did: evaluate
     and save every epoch, keep the lowest-MAE checkpoint, weight decay 0.01, length-grouped
@@ -49,33 +65,6 @@ class ProgressConfig(ProgressArguments, TrainingArguments):
         None,
         f"Training epochs; default {TINY_EPOCHS:g} for 'tiny', {PRETRAINED_EPOCHS:g} for a "
         "pretrained model.",
-    )
-    warmup_steps: float = setting(
-        0.1, "Linear warm-up: steps (an integer) or a fraction of all steps (a float below 1)."
-    )
-    weight_decay: float = setting(0.01, "AdamW weight decay.")
-    eval_strategy: str = setting(
-        "epoch", "When to evaluate: 'epoch', 'steps' (every eval_steps) or 'no'."
-    )
-    save_strategy: str = setting(
-        "epoch", "When to save a resumable checkpoint (as eval_strategy to keep the best)."
-    )
-    save_total_limit: int | None = setting(2, "Keep at most N resumable checkpoints.")
-    load_best_model_at_end: bool = setting(
-        True, "Keep the checkpoint with the best metric_for_best_model."
-    )
-    metric_for_best_model: str | None = setting(
-        "mae", "Metric of the best checkpoint (validation MAE, in steps)."
-    )
-    greater_is_better: bool | None = setting(
-        False, "Whether a higher metric_for_best_model is better."
-    )
-    logging_steps: float = setting(50, "Steps between loss logs.")
-    train_sampling_strategy: str = setting(
-        "group_by_length", "'group_by_length' (little padding), 'random' or 'sequential'."
-    )
-    dataloader_pin_memory: bool = setting(
-        False, "Pin batches in memory (faster host-to-GPU copies)."
     )
     bf16: bool | None = setting(
         None, "bf16 mixed precision; default: on only where a CUDA GPU supports it."
