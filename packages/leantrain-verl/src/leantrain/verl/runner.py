@@ -56,11 +56,12 @@ def convert_command(args: ConvertArgs) -> dict[str, str]:
 
 def algorithms_command(args: Any) -> int:
     """``leantrain verl algorithms``: each algorithm type and the VERL options it sets."""
-    from leantrain.verl.algorithms import ALGORITHMS, NOT_COVERED
+    from leantrain.verl.algorithms import ALGORITHMS, NOT_COVERED, get_algorithm
 
-    for name, overrides in ALGORITHMS.items():
-        print(name)
-        for key, value in overrides.items():
+    for name in ALGORITHMS.names():
+        algorithm = get_algorithm(name)
+        print(name + (f"  ({algorithm.note})" if algorithm.note else ""))
+        for key, value in algorithm.overrides.items():
             print(f"    {key}={value}")
     print("\nnot covered by verl 0.9.1's main_ppo:")
     for name, why in NOT_COVERED.items():
