@@ -101,12 +101,19 @@ VERL_COLUMNS = ("prompt", "data_source", "reward_model")
 """Columns VERL's ``RLHFDataset`` and reward loop read (``reward_model.ground_truth`` too)."""
 
 
-def is_parquet(data: Any) -> bool:
-    """``data`` is a file that starts with parquet's magic bytes (whatever its name)."""
-    if not isinstance(data, (str, Path)) or not Path(data).is_file():
-        return False
-    with open(data, "rb") as f:
-        return f.read(4) == b"PAR1"
+def parquet_path(data: Any) -> Path | None:
+    """The VERL parquet ``data`` names: a file starting with parquet's magic bytes (whatever its
+    name) or named ``*.parquet``, or a directory holding ``train.parquet`` (as ``leantrain verl
+    convert`` writes it); ``None`` for anything else."""
+    if not isinstance(data, (str, Path)):
+        return None
+    path = Path(data)
+    if path.is_dir() and (path / "train.parquet").is_file():
+        return path / "train.parquet"
+    if not path.is_file():
+        return None
+    with open(path, "rb") as f:
+        return path if f.read(4) == b"PAR1" or path.suffix == ".parquet" else None
 
 
 def check_verl_parquet(path: str | Path, flag: str = "--data_path") -> None:
@@ -156,6 +163,16 @@ def parquet_dataset(path: str | Path) -> Any:
     )
 
 
+def check_mode(settings: Any, where: str = "--mode") -> None:
+    """Refuse ``mode: whole`` (:class:`PromptArgs`) in one line: VERL trains tactics here."""
+    if getattr(settings, "mode", "tactic") == "whole":
+        raise ConfigError(
+            f"{where}: mode 'whole' (whole-proof generation) is not supported by leantrain verl "
+            "yet",
+            hint="use mode tactic (VERL trains the tactic model), or leantrain grpo",
+        )
+
+
 def check_data_path(
     data: Any, *, split_strategy: str = "random", flag: str = "--data_path"
 ) -> None:
@@ -169,8 +186,8 @@ def check_data_path(
     """
     if not isinstance(data, (str, Path)):
         return
-    if is_parquet(data) or (str(data).endswith(".parquet") and Path(data).is_file()):
-        return check_verl_parquet(data, flag)
+    if (parquet := parquet_path(data)) is not None:
+        return check_verl_parquet(parquet, flag)
     from leantrain.llm.training_data import load_rl_dataset
     from leantrain.tactics.theorem_source import resolve_split_file
 

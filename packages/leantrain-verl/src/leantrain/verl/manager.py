@@ -35,10 +35,11 @@ from leantrain.verl.config import LeantrainSection
 from leantrain.verl.core_algos import ENV, CustomAdvantage, find_advantage_function
 from leantrain.verl.data import (
     check_data_path,
+    check_mode,
     convert_to_verl,
-    is_parquet,
     parquet_dataset,
     parquet_files,
+    parquet_path,
 )
 from leantrain.verl.rewards import (
     DEFAULT_REWARDS,
@@ -175,12 +176,7 @@ class VERLTrainingManager:
             given_keys.update(resolve(LeantrainSection, values, source=where))
         self.section = config_from_dict(LeantrainSection, given_keys, source=source)
         """The typed ``leantrain:`` section (defaults where not given)."""
-        if self.section.mode == "whole":
-            raise ConfigError(
-                f"{source}: mode 'whole' (whole-proof generation) is not supported by leantrain "
-                "verl yet",
-                hint="use mode: tactic (VERL trains the tactic model), or leantrain grpo",
-            )
+        check_mode(self.section, f"{source}: mode")
         verifier = verifier_reward(user.get("verifier"), source.split(",")[0])
         if verifier is not None:
             self.section.rewards = [*(self.section.rewards or DEFAULT_REWARDS), verifier]
@@ -409,8 +405,8 @@ class VERLTrainingManager:
     def train_step(self, step: Step) -> dict[str, Any]:
         """Convert, compose, validate, launch VERL, merge its checkpoint to an HF dir."""
         work = Path(step.work_dir).absolute()
-        if is_parquet(step.data):  # the user's VERL parquet, checked by check_inputs
-            files = parquet_files(step.data)
+        if (parquet := parquet_path(step.data)) is not None:  # the user's, checked
+            files = parquet_files(parquet)
         else:
             files = convert_to_verl(
                 step.data,
@@ -504,8 +500,8 @@ class VERLTrainingManager:
 
         if data is None:
             raise ConfigError("nothing to evaluate on", hint="pass data=… (an export dir)")
-        if is_parquet(data):  # a VERL parquet: its prompts and ground truths
-            data = parquet_dataset(data)
+        if (parquet := parquet_path(data)) is not None:  # a VERL parquet: its val rows
+            data = parquet_dataset(parquet_files(parquet)["val"])
         dataset = load_rl_dataset(
             data, split, self.section, max_samples=self.section.max_eval_samples
         )
