@@ -30,6 +30,7 @@ from leantrain.verl.rewards import (
     compute_score,
     register_reward_function,
     register_reward_manager,
+    registry,
     score_batch,
 )
 from leantrain.verl.verl_config import compose_config, validate_config
@@ -56,6 +57,7 @@ __all__ = [
     "register_algorithm",
     "register_reward_function",
     "register_reward_manager",
+    "registry",
     "score_batch",
     "validate_config",
 ]
