@@ -89,6 +89,7 @@ def compute_custom_advantage(token_level_rewards, eos_mask, index, epsilon=1e-6)
 '''
 
 
+@pytest.mark.slow  # imports verl (torch, Ray): tens of seconds
 def test_core_algos_as_a_file_with_the_seed_signature(small, tmp_path, caplog):
     import numpy as np
     import torch
@@ -100,17 +101,17 @@ def test_core_algos_as_a_file_with_the_seed_signature(small, tmp_path, caplog):
     file = tmp_path / "path/to/seed_algos_file.py"
     file.parent.mkdir(parents=True)
     file.write_text(SEED_ALGOS)
-    manager = VERLTrainingManager(
-        small, core_algos_module=str(file), core_algos_function="compute_custom_advantage"
-    )
+    with caplog.at_level(logging.INFO, logger="leantrain.verl"):
+        manager = VERLTrainingManager(
+            small, core_algos_module=str(file), core_algos_function="compute_custom_advantage"
+        )
+        name = register(manager.custom)
+        register(manager.custom)
+    assert sum("eos_mask" in r.getMessage() for r in caplog.records) == 1  # said once
     assert manager.custom.module == "seed_algos_file" and manager.custom.path == str(file.parent)
     cfg = manager.resolved_config()
     assert cfg.algorithm.adv_estimator == "compute_custom_advantage"
     assert str(file.parent) in cfg.ray_kwargs.ray_init.runtime_env.env_vars.PYTHONPATH
-    with caplog.at_level(logging.INFO, logger="leantrain.verl"):
-        name = register(manager.custom)
-        register(manager.custom)
-    assert sum("eos_mask" in r.getMessage() for r in caplog.records) == 1  # said once
     rewards = torch.zeros(2, 3)
     rewards[:, -1] = torch.tensor([1.0, 0.0])
     data = DataProto.from_dict(
@@ -142,6 +143,7 @@ class SeedRewardManager:
         return out
 
 
+@pytest.mark.slow  # imports verl (torch, Ray): tens of seconds
 def test_the_seed_reward_manager_scores_a_real_dataproto(tiny_dir):
     import numpy as np
     import torch

@@ -108,6 +108,7 @@ def test_seed_reward_function_snippet(seed_dir, monkeypatch):
     assert plan["reward_modules"] == ["seed_snippet_reward_function"]
 
 
+@pytest.mark.slow  # imports verl (torch, Ray): tens of seconds
 def test_seed_reward_manager_snippet(seed_dir, monkeypatch, tiny_dir):
     from leantrain.llm.model_loading import load_tokenizer
     from leantrain.verl import VERLTrainingManager

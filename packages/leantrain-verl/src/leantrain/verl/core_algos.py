@@ -159,6 +159,7 @@ def find_advantage_function(
                 f"--core_function: {module}.{function} does not take {', '.join(_REQUIRED)}",
                 hint="VERL calls it as fn(token_level_rewards, response_mask, index=…, config=…)",
             )
+        adapt(fn)  # the seed's signature: said once, now
         return CustomAdvantage(module, function, path)
     registered = _registered_in(mod)
     candidates = registered or sorted(
@@ -180,6 +181,7 @@ def find_advantage_function(
             ),
             hint="name one with --core_function",
         )
+    adapt(getattr(mod, candidates[0]))  # the seed's signature: said once, now
     return CustomAdvantage(module, candidates[0], path)
 
 
