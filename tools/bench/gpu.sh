@@ -9,6 +9,8 @@
 #                                         # 10 min on the shared 2-core machine, mostly Python starts)
 #   bash tools/bench/gpu.sh --prepare     # here, once, before a GPU run: see "Prerequisites"
 #                                         # (written, not yet exercised)
+#   bash tools/bench/gpu.sh --verl        # the VERL stage alone (below); without a GPU it stops
+#                                         # after `leantrain verl train --dry-run`
 #
 # What it runs — leantrain's own commands, each in-process under tools/bench/gpu_bench.py, which
 # times the optimizer steps, counts the tokens the model trained on and reads
@@ -51,6 +53,15 @@
 #        uv.lock's; a version conflict shows up as a failed first stage.
 #   * the LB4 head: $LEANTRAIN_DATA, ../shared/data, shared/data or .gpu-bench/data (the first
 #     that holds leandojo-benchmark-4-head/test_head.json).
+# The VERL stage (--verl; issue 37; written for the day a GPU is lent — no VERL GPU run is
+# recorded yet): `leantrain verl train --algorithm grpo` with LoRA (rank 16) on a random-init
+# LM of Qwen2.5-0.5B's shape (the `build-lm` above), the shipped sample export, 3 steps of 8
+# prompts × 4 responses on one GPU, vLLM rollouts, and the Lean reward (the YAML's `verifier:`
+# section) against leantrain-lean's stand-in REPL (tests/fake_repl.py, which answers only its
+# recorded transcripts: the stage checks the wiring and measures throughput, not learning).
+# It runs in .venv-verl ($LEANTRAIN_VERL_PYTHON, else .venv-verl/bin/python), which needs vLLM
+# there (`pip install 'verl[vllm]'`; not in uv.lock). Output: VERL's console log, the merged
+# model, and `verl.log` under $GPU_BENCH_WORK/verl (copied to $OUT when set).
 # Output: the table on stdout; every stage's log and stats.jsonl under $GPU_BENCH_WORK (default
 # /tmp/leantrain-gpu-bench), copied to $OUT when that is set (the device tool's result folder).
 set -euo pipefail
@@ -59,9 +70,10 @@ MODE=gpu
 case "${1:-}" in
     --cpu-smoke) MODE=cpu ;;
     --prepare) MODE=prepare ;;
+    --verl) MODE=verl ;;
     "") ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
-    *) echo "usage: $0 [--cpu-smoke | --prepare]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--cpu-smoke | --prepare | --verl]" >&2; exit 2 ;;
 esac
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -93,6 +105,50 @@ if [[ $MODE == prepare ]]; then
     du -sh "$ROOT/.gpu-bench"
     echo "ready: carry [\".gpu-bench\"] and run: bash tools/bench/gpu.sh"
     exit 0
+fi
+
+if [[ $MODE == verl ]]; then
+    VPY=${LEANTRAIN_VERL_PYTHON:-$ROOT/.venv-verl/bin/python}
+    "$VPY" -c 'import leantrain.verl, verl' ||
+        { echo "gpu.sh --verl: no leantrain-verl at $VPY (UV_PROJECT_ENVIRONMENT=.venv-verl uv sync --package leantrain-verl)" >&2; exit 2; }
+    W=${GPU_BENCH_WORK:-/tmp/leantrain-gpu-bench}/verl
+    rm -rf "$W" && mkdir -p "$W"
+    SAMPLE=$("$VPY" -c 'from leantrain.core.sample import sample_repo_dirs; print(sample_repo_dirs()[0])')
+    GPUS=$("$VPY" -c 'import torch; print(torch.cuda.device_count())')
+    "$VPY" "$HERE/gpu_bench.py" build-lm "$W/lm" --preset "$([[ $GPUS -gt 0 ]] && echo qwen0.5b || echo smoke)"
+    cat >"$W/verl.yaml" <<YAML
+leantrain:
+  model_name: $W/lm
+  rewards: [format, no_sorry]
+  max_eval_samples: 16
+verifier:
+  type: repl
+  command: $VPY $ROOT/packages/leantrain-lean/tests/fake_repl.py --use readme
+  timeout: 30
+data: {train_batch_size: 8, max_prompt_length: 512, max_response_length: 32}
+actor_rollout_ref:
+  model: {lora_rank: 16, lora_alpha: 32, target_modules: all-linear}
+  actor: {optim: {lr: 1.0e-5}, ppo_mini_batch_size: 8, ppo_micro_batch_size_per_gpu: 8}
+  rollout: {name: vllm, n: 4, tensor_model_parallel_size: 1, gpu_memory_utilization: 0.4,
+            log_prob_micro_batch_size_per_gpu: 8}
+  ref: {log_prob_micro_batch_size_per_gpu: 8}
+trainer: {n_gpus_per_node: 1, nnodes: 1, total_training_steps: 3, save_freq: 3, test_freq: -1}
+YAML
+    TRAIN=("$VPY" -c 'import sys; from leantrain.core.cli import main; sys.exit(main())' verl train
+        --config "$W/verl.yaml" --algorithm grpo --data_path "$SAMPLE" --output_dir "$W/run")
+    "${TRAIN[@]}" --dry-run >"$W/dry-run.yaml" || { echo "gpu.sh --verl: the dry run failed" >&2; exit 1; }
+    if [[ $GPUS -eq 0 ]]; then
+        echo "gpu.sh --verl: no GPU visible: the config composed and checked ($W/dry-run.yaml); stopping" >&2
+        exit 0
+    fi
+    "$VPY" -c 'import vllm' || { echo "gpu.sh --verl: vLLM is not installed in $VPY" >&2; exit 2; }
+    start=$SECONDS
+    rc=0
+    timeout --kill-after=10 "${GPU_BENCH_BUDGET_S:-570}" "${TRAIN[@]}" >"$W/train.json" 2>"$W/train.err" || rc=$?
+    echo "[gpu.sh] verl grpo+lora: exit $rc in $((SECONDS - start))s; VERL's last metrics:" >&2
+    grep -E "step:[0-9]+ - " "$W/train.err" | tail -n 3 >&2 || true
+    [[ -n ${OUT:-} && -d ${OUT:-} ]] && cp "$W/train.json" "$W/train.err" "$W/verl.yaml" "$OUT/"
+    exit "$rc"
 fi
 
 # -- the Python that runs leantrain --------------------------------------------------------

@@ -1,7 +1,10 @@
-"""Shared fixtures: the shipped sample export, a tiny model dir, a user advantage module."""
+"""Shared fixtures: the shipped sample export, a tiny model dir, a user advantage module, a stub
+of VERL's two processes."""
 
 from __future__ import annotations
 
+import re
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -78,3 +81,24 @@ def algos_module(tmp_path, monkeypatch) -> str:
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     return "user_algos_mod"
+
+
+@pytest.fixture
+def verl_stub(tiny_dir: Path):
+    """Stands in for `python -m verl.trainer.main_ppo` (writes an actor checkpoint and a
+    console line) and VERL's model merger (copies the tiny model)."""
+
+    def launcher(command, env, log_file):
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        if "verl.trainer.main_ppo" in command:
+            work = Path(command[-2].split("=", 1)[1])
+            cfg = (work / "verl_config.yaml").read_text(encoding="utf-8")
+            train = re.search(r"train_files: (.+)", cfg).group(1).strip("'\"")
+            assert Path(train).is_file(), train  # converted, or the user's own parquet
+            (work / "checkpoints/global_step_1/actor").mkdir(parents=True)
+            log_file.write_text("step:1 - critic/score/mean:0.5 - timing_s/gen:1.0\n")
+        else:  # verl.model_merger merge --backend fsdp --local_dir … --target_dir …
+            shutil.copytree(tiny_dir, command[command.index("--target_dir") + 1])
+        return 0
+
+    return launcher

@@ -51,23 +51,8 @@ def _commands(code: str) -> list[list[str]]:
     return [shlex.split(line, comments=True) for line in code.replace("\\\n", " ").splitlines()]
 
 
-def _fake_verl(tiny_dir: Path):
-    def launcher(command, env, log_file):
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        if "verl.trainer.main_ppo" in command:
-            work = Path(command[-2].split("=", 1)[1])
-            assert (work / "verl_config.yaml").is_file() and (work / "data/train.parquet").is_file()
-            (work / "checkpoints/global_step_1/actor").mkdir(parents=True)
-            log_file.write_text("step:1 - critic/score/mean:0.5 - timing_s/gen:1.0\n")
-        else:  # verl.model_merger merge --backend fsdp --local_dir … --target_dir …
-            shutil.copytree(tiny_dir, command[command.index("--target_dir") + 1])
-        return 0
-
-    return launcher
-
-
 @pytest.mark.slow
-def test_verl_porting_snippets_run(tmp_path, monkeypatch, tiny_dir):
+def test_verl_porting_snippets_run(tmp_path, monkeypatch, verl_stub):
     import leantrain.verl.manager as manager_module
     from leantrain.core.cli import main
     from leantrain.verl.rewards import REWARD_FUNCTIONS, REWARD_MANAGERS
@@ -75,7 +60,7 @@ def test_verl_porting_snippets_run(tmp_path, monkeypatch, tiny_dir):
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))  # the snippets' module, beside the user
     monkeypatch.delenv("LEANTRAIN_ALLOW_CODE", raising=False)
-    monkeypatch.setattr(manager_module, "default_launcher", _fake_verl(tiny_dir))
+    monkeypatch.setattr(manager_module, "default_launcher", verl_stub)
     shutil.copy(EXAMPLE, tmp_path / "grpo_trainer.yaml")
     module = types.ModuleType("porting_verl_snippets")
     monkeypatch.setitem(sys.modules, module.__name__, module)

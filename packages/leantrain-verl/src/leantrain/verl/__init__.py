@@ -14,7 +14,13 @@ Importing this package does not import verl (its import loads torch and Ray).
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from leantrain.verl.algorithms import ALGORITHMS, NOT_COVERED, algorithm_overrides
+from leantrain.verl.algorithms import (
+    ALGORITHMS,
+    NOT_COVERED,
+    Algorithm,
+    algorithm_overrides,
+    register_algorithm,
+)
 from leantrain.verl.core_algos import CustomAdvantage, find_advantage_function
 from leantrain.verl.data import convert_to_verl, read_parquet
 from leantrain.verl.manager import VERLTrainingManager
@@ -24,6 +30,7 @@ from leantrain.verl.rewards import (
     compute_score,
     register_reward_function,
     register_reward_manager,
+    registry,
     score_batch,
 )
 from leantrain.verl.verl_config import compose_config, validate_config
@@ -38,6 +45,7 @@ __all__ = [
     "NOT_COVERED",
     "REWARD_FUNCTIONS",
     "REWARD_MANAGERS",
+    "Algorithm",
     "CustomAdvantage",
     "VERLTrainingManager",
     "algorithm_overrides",
@@ -46,8 +54,10 @@ __all__ = [
     "convert_to_verl",
     "find_advantage_function",
     "read_parquet",
+    "register_algorithm",
     "register_reward_function",
     "register_reward_manager",
+    "registry",
     "score_batch",
     "validate_config",
 ]

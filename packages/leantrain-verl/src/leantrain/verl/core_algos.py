@@ -14,17 +14,27 @@ already registered with ``register_adv_est``; else among its functions taking
 contains the algorithm type (``grpo`` → ``compute_weighted_grpo_advantage``). Anything else is
 an error listing the candidates.
 
+``--core_algos path/to/custom_core_algos.py`` (a file, as the seed toolkit took it) imports the
+file as module ``custom_core_algos`` from its directory (the Ray workers get that directory on
+their ``PYTHONPATH``). A function with the seed's signature ``(token_level_rewards, eos_mask,
+index, epsilon=…)`` is registered through an adapter: VERL's ``response_mask`` is handed over as
+``eos_mask``, and ``epsilon`` keeps its default (VERL passes ``config`` in its place); this is
+logged once.
+
 Inside Ray workers the registration is redone by :func:`setup_worker` (Ray's
 ``worker_process_setup_hook``), from ``LEANTRAIN_VERL_CORE_ALGOS``.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
+import logging
 import os
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from leantrain.core.errors import ConfigError
@@ -33,6 +43,7 @@ ENV = "LEANTRAIN_VERL_CORE_ALGOS"
 """``module:function`` the Ray workers register (set by the manager for VERL's processes)."""
 
 _REQUIRED = ("token_level_rewards", "response_mask")
+_SEED = ("token_level_rewards", "eos_mask")  # the seed toolkit's (…, eos_mask, index, epsilon)
 
 
 @dataclass(frozen=True)
@@ -41,6 +52,8 @@ class CustomAdvantage:
 
     module: str
     function: str
+    path: str | None = None
+    """The directory a ``.py`` file was imported from (put on the workers' ``PYTHONPATH``)."""
 
     @property
     def spec(self) -> str:
@@ -51,21 +64,61 @@ class CustomAdvantage:
         return self.function
 
 
-def _import(module: str) -> Any:
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())  # like `python -m`: a module beside the user
+def module_and_path(spec: str) -> tuple[str, str | None]:
+    """``(module name, directory)`` of ``--core_algos``: a ``.py`` file (it must exist) is the
+    module named by its stem, imported from its directory; anything else is a module name."""
+    if not spec.endswith(".py") and os.sep not in spec and "/" not in spec:
+        return spec, None
+    file = Path(spec).expanduser()
+    if not file.is_file() or file.suffix != ".py":
+        raise ConfigError(
+            f"--core_algos '{spec}': no such Python file",
+            hint="give a .py file or an importable module name (my_pkg.core_algos)",
+        )
+    return file.stem, str(file.resolve().parent)
+
+
+def _import(module: str, path: str | None = None) -> Any:
+    for where in (path, os.getcwd()):  # like `python -m`: a module beside the user
+        if where and where not in sys.path and (where != os.getcwd() or "" not in sys.path):
+            sys.path.insert(0, where)
     try:
         return importlib.import_module(module)
     except ImportError as e:
         raise ConfigError(f"--core_algos: cannot import module '{module}': {e}") from None
 
 
-def _fits(fn: Any) -> bool:
+def _params(fn: Any) -> Any:
     try:
-        params = inspect.signature(fn).parameters
+        return inspect.signature(fn).parameters
     except (TypeError, ValueError):
-        return False
-    return all(p in params for p in _REQUIRED)
+        return {}
+
+
+def _fits(fn: Any) -> bool:
+    params = _params(fn)
+    return all(p in params for p in _REQUIRED) or all(p in params for p in _SEED)
+
+
+@functools.cache
+def adapt(fn: Any) -> Any:
+    """``fn`` as VERL 0.9 calls it: a seed-style ``(token_level_rewards, eos_mask, index,
+    epsilon)`` function gets ``response_mask`` as ``eos_mask`` (``epsilon`` keeps its default);
+    any other function is returned as it is."""
+    if all(p in _params(fn) for p in _REQUIRED):
+        return fn
+
+    @functools.wraps(fn)
+    def adapted(token_level_rewards: Any, response_mask: Any, index: Any = None, **_: Any) -> Any:
+        return fn(token_level_rewards=token_level_rewards, eos_mask=response_mask, index=index)
+
+    logging.getLogger("leantrain.verl").info(
+        "custom advantage %s takes the seed's (token_level_rewards, eos_mask, index, epsilon): "
+        "VERL 0.9's response_mask is passed as eos_mask, epsilon keeps its default (VERL passes "
+        "config instead)",
+        getattr(fn, "__name__", fn),
+    )
+    return adapted
 
 
 def _registered_in(mod: Any) -> list[str]:
@@ -89,8 +142,10 @@ def find_advantage_function(
     *,
     algorithm_type: str = "grpo",
 ) -> CustomAdvantage:
-    """The advantage function to use from ``module`` (see the module docstring)."""
-    mod = _import(module)
+    """The advantage function to use from ``module`` (a module name or a ``.py`` file; see the
+    module docstring)."""
+    module, path = module_and_path(module)
+    mod = _import(module, path)
     if function:
         fn = getattr(mod, function, None)
         if not callable(fn):
@@ -104,7 +159,8 @@ def find_advantage_function(
                 f"--core_function: {module}.{function} does not take {', '.join(_REQUIRED)}",
                 hint="VERL calls it as fn(token_level_rewards, response_mask, index=…, config=…)",
             )
-        return CustomAdvantage(module, function)
+        adapt(fn)  # the seed's signature: said once, now
+        return CustomAdvantage(module, function, path)
     registered = _registered_in(mod)
     candidates = registered or sorted(
         n
@@ -118,14 +174,15 @@ def find_advantage_function(
         raise ConfigError(
             f"--core_algos {module}: "
             + (
-                "no function taking token_level_rewards and response_mask"
+                "no function taking token_level_rewards and response_mask (or eos_mask)"
                 if not candidates
                 else f"several advantage functions fit algorithm '{algorithm_type}': "
                 + ", ".join(candidates)
             ),
             hint="name one with --core_function",
         )
-    return CustomAdvantage(module, candidates[0])
+    adapt(getattr(mod, candidates[0]))  # the seed's signature: said once, now
+    return CustomAdvantage(module, candidates[0], path)
 
 
 def register(custom: CustomAdvantage) -> str:
@@ -141,10 +198,10 @@ def register(custom: CustomAdvantage) -> str:
             f"custom advantage function '{custom.function}' has the name of VERL's built-in "
             "estimator: rename it"
         )
-    fn = getattr(_import(custom.module), custom.function)
+    fn = adapt(getattr(_import(custom.module, custom.path), custom.function))
     if ADV_ESTIMATOR_REGISTRY.get(custom.estimator) is not fn:
         if custom.estimator in ADV_ESTIMATOR_REGISTRY:
-            # a module re-imported (e.g. a worker that imported it twice) or a name clash
+            # a module re-imported (e.g. a worker that imported it twice), an adapter, a clash
             del ADV_ESTIMATOR_REGISTRY[custom.estimator]
         register_adv_est(custom.estimator)(fn)
     return custom.estimator

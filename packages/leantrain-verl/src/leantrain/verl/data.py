@@ -97,22 +97,104 @@ def read_parquet(path: str | Path) -> list[dict[str, Any]]:
     return pq.read_table(path).to_pylist()
 
 
+VERL_COLUMNS = ("prompt", "data_source", "reward_model")
+"""Columns VERL's ``RLHFDataset`` and reward loop read (``reward_model.ground_truth`` too)."""
+
+
+def parquet_path(data: Any) -> Path | None:
+    """The VERL parquet ``data`` names: a file starting with parquet's magic bytes (whatever its
+    name) or named ``*.parquet``, or a directory holding ``train.parquet`` (as ``leantrain verl
+    convert`` writes it); ``None`` for anything else."""
+    if not isinstance(data, (str, Path)):
+        return None
+    path = Path(data)
+    if path.is_dir() and (path / "train.parquet").is_file():
+        return path / "train.parquet"
+    if not path.is_file():
+        return None
+    with open(path, "rb") as f:
+        return path if f.read(4) == b"PAR1" or path.suffix == ".parquet" else None
+
+
+def check_verl_parquet(path: str | Path, flag: str = "--data_path") -> None:
+    """Raise :class:`ConfigError` (one line) unless ``path`` is a VERL parquet: the columns of
+    :data:`VERL_COLUMNS`, ``reward_model`` a struct with ``ground_truth``, at least one row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_metadata(path)
+        schema = meta.schema.to_arrow_schema()
+    except (OSError, pa.ArrowException) as e:
+        raise ConfigError(f"{flag} '{path}': not a readable parquet file ({e})") from None
+    hint = "write it with 'leantrain verl convert' (or leantrain.verl.convert_to_verl)"
+    for column in VERL_COLUMNS:
+        if column not in schema.names:
+            raise ConfigError(
+                f"{flag} '{path}': the VERL parquet has no column '{column}' (VERL needs "
+                f"{', '.join(VERL_COLUMNS)}; it has {', '.join(schema.names)})",
+                hint=hint,
+            )
+    kind = schema.field("reward_model").type
+    if not pa.types.is_struct(kind) or kind.get_field_index("ground_truth") < 0:
+        raise ConfigError(
+            f"{flag} '{path}': column 'reward_model' has no 'ground_truth' (it is {kind})",
+            hint="reward_model = {'style': 'rule', 'ground_truth': <reference tactic>}",
+        )
+    if meta.num_rows == 0:
+        raise ConfigError(f"{flag} '{path}': the parquet has no rows", hint=hint)
+
+
+def parquet_files(path: str | Path) -> dict[str, Path]:
+    """``{"train", "val"}`` of a ready VERL parquet: ``val.parquet`` beside a ``train.parquet``
+    (as ``convert_to_verl`` writes them) when it exists, else the file itself."""
+    path = Path(path).absolute()
+    val = path.with_name("val.parquet")
+    return {"train": path, "val": val if path.name == "train.parquet" and val.is_file() else path}
+
+
+def parquet_dataset(path: str | Path) -> Any:
+    """A VERL parquet's rows as leantrain-llm's RL rows (``prompt``, ``reference``)."""
+    import datasets
+
+    rows = read_parquet(path)
+    return datasets.Dataset.from_list(
+        [{"prompt": r["prompt"], "reference": r["reward_model"]["ground_truth"]} for r in rows]
+    )
+
+
+def check_mode(settings: Any, where: str = "--mode") -> None:
+    """Refuse ``mode: whole`` (:class:`PromptArgs`) in one line: VERL trains tactics here."""
+    if getattr(settings, "mode", "tactic") == "whole":
+        raise ConfigError(
+            f"{where}: mode 'whole' (whole-proof generation) is not supported by leantrain verl "
+            "yet",
+            hint="use mode tactic (VERL trains the tactic model), or leantrain grpo",
+        )
+
+
 def check_data_path(
     data: Any, *, split_strategy: str = "random", flag: str = "--data_path"
 ) -> None:
     """Raise :class:`ConfigError` (one line, exit 2) unless ``data`` is training data.
 
-    A ``datasets.Dataset`` (or anything that is not a path) passes. A path must be a split file
-    or a leantrain export (``<dir>/<split_strategy>/train.json``, or a split dir) whose train
-    split yields at least one example; only its first theorems are read, so a dry run checks
-    the data in about a second.
+    A ``datasets.Dataset`` (or anything that is not a path) passes. A path must be a ready VERL
+    parquet (:func:`check_verl_parquet`), a split file or a leantrain export
+    (``<dir>/<split_strategy>/train.json``, or a split dir) whose train split yields at least
+    one example; only its first theorems are read, so a dry run checks the data in about a
+    second.
     """
     if not isinstance(data, (str, Path)):
         return
+    if (parquet := parquet_path(data)) is not None:
+        return check_verl_parquet(parquet, flag)
     from leantrain.llm.training_data import load_rl_dataset
     from leantrain.tactics.theorem_source import resolve_split_file
 
-    hint = "give an export dir from 'leantrain export merge' (random/train.json …) or a split file"
+    hint = (
+        "give an export dir from 'leantrain export merge' (random/train.json …), a split file "
+        "or a VERL parquet"
+    )
     path = Path(data)
     if not path.exists():
         raise ConfigError(f"{flag} '{data}': no such file or directory", hint=hint)

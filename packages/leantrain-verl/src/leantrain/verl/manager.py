@@ -30,10 +30,25 @@ from leantrain.core.atomic import atomic_write_json, atomic_write_text
 from leantrain.core.config import config_from_dict, resolve
 from leantrain.core.errors import CheckpointError, ConfigError, LeanTrainError
 from leantrain.core.lifelong import LifelongEngine, Step, train_data
-from leantrain.verl.algorithms import algorithm_overrides
+from leantrain.verl.algorithms import select_algorithm
 from leantrain.verl.config import LeantrainSection
 from leantrain.verl.core_algos import ENV, CustomAdvantage, find_advantage_function
-from leantrain.verl.data import check_data_path, convert_to_verl
+from leantrain.verl.data import (
+    check_data_path,
+    check_mode,
+    convert_to_verl,
+    parquet_dataset,
+    parquet_files,
+    parquet_path,
+)
+from leantrain.verl.rewards import (
+    DEFAULT_REWARDS,
+    REWARD_FUNCTIONS,
+    REWARD_MANAGERS,
+    manager_contract,
+    registered_name,
+)
+from leantrain.verl.verifier import verifier_reward
 from leantrain.verl.verl_config import (
     compose_config,
     load_user_yaml,
@@ -99,7 +114,11 @@ class VERLTrainingManager:
     section, :data:`LEANTRAIN_KEYS`); ``algorithm_type`` one of
     :data:`leantrain.verl.algorithms.ALGORITHMS`; ``overrides`` dotted VERL keys
     (``{"data.train_batch_size": 8}`` or ``["data.train_batch_size=8"]``); ``core_algos`` /
-    ``core_function`` a custom advantage function (imported: passing it is the opt-in).
+    ``core_function`` a custom advantage function (imported: passing it is the opt-in; a module
+    name or a ``.py`` file). The seed toolkit's keywords are taken as they were:
+    ``reward_function`` / ``reward_manager_class`` (a registered function / class),
+    ``core_algos_module`` / ``core_algos_function``; its YAML's ``verifier:`` section is Lean's
+    check as a reward (:mod:`leantrain.verl.verifier`).
     """
 
     name = "verl"
@@ -110,6 +129,10 @@ class VERLTrainingManager:
         self,
         config: str | Path | Mapping[str, Any] | None = None,
         algorithm_type: str = "grpo",
+        reward_function: Callable[..., float] | None = None,
+        reward_manager_class: type | None = None,
+        core_algos_module: str | None = None,
+        core_algos_function: str | None = None,
         *,
         overrides: Mapping[str, Any] | Sequence[str] | None = None,
         model_name: str | None = None,
@@ -122,8 +145,19 @@ class VERLTrainingManager:
         launcher: Launcher | None = None,
         **leantrain: Any,
     ) -> None:
-        algorithm_overrides(algorithm_type)  # unknown type: fail now
+        select_algorithm(algorithm_type)  # unknown type: fail now; PRIME says what runs
         user = load_user_yaml(config) if isinstance(config, (str, Path)) else dict(config or {})
+        core_algos, core_function = (
+            core_algos or core_algos_module,
+            core_function or core_algos_function,
+        )
+        if reward_function is not None:  # the seed's: the run's reward function
+            name = registered_name(REWARD_FUNCTIONS, reward_function, "reward function")
+            rewards = [*(rewards or ()), name]
+        if reward_manager_class is not None:
+            reward_manager = registered_name(
+                REWARD_MANAGERS, reward_manager_class, "reward manager"
+            )
         overrides, leantrain_overrides = split_overrides(overrides)
         named = {
             "model_name": model_name,
@@ -142,6 +176,10 @@ class VERLTrainingManager:
             given_keys.update(resolve(LeantrainSection, values, source=where))
         self.section = config_from_dict(LeantrainSection, given_keys, source=source)
         """The typed ``leantrain:`` section (defaults where not given)."""
+        check_mode(self.section, f"{source}: mode")
+        verifier = verifier_reward(user.get("verifier"), source.split(",")[0])
+        if verifier is not None:
+            self.section.rewards = [*(self.section.rewards or DEFAULT_REWARDS), verifier]
         self.user_config = user
         self.config_source = str(config) if isinstance(config, (str, Path)) else "config"
         self.algorithm_type = algorithm_type
@@ -158,6 +196,9 @@ class VERLTrainingManager:
             )
         elif core_function:
             raise ConfigError("--core_function needs --core_algos (the module that holds it)")
+        if self.section.reward_manager:  # a class of neither contract fails here, not in Ray
+            cls = REWARD_MANAGERS.get(self.section.reward_manager, allow_code=self.allow_code)
+            manager_contract(cls, self.section.reward_manager, self.section.reward_manager_options)
         self.model_dir: Path | None = None  # the current model (HF dir), once trained or loaded
         # compose once now: a bad key or an impossible batch fails here, in seconds
         validate_config(self.resolved_config(), need_data=False)
@@ -245,8 +286,11 @@ class VERLTrainingManager:
             if worker_env:
                 env = cfg.ray_kwargs.ray_init.runtime_env
                 env.worker_process_setup_hook = HOOK
+                custom_dir = self.custom.path if self.custom else None
                 path = os.pathsep.join(
-                    p for p in (os.getcwd(), *imports.paths, os.environ.get("PYTHONPATH")) if p
+                    p
+                    for p in (os.getcwd(), *imports.paths, custom_dir, os.environ.get("PYTHONPATH"))
+                    if p
                 )
                 env.env_vars = {
                     **dict(env.get("env_vars") or {}),
@@ -277,7 +321,7 @@ class VERLTrainingManager:
         in the config, and the output directory (a new one, or an earlier leantrain run).
         Each problem is one :class:`ConfigError` line (exit 2 on the command line)."""
         from leantrain.core.output_dir import check_output_dir
-        from leantrain.verl.rewards import REWARD_MANAGERS, build_scorers
+        from leantrain.verl.rewards import build_scorers
 
         check_output_dir(self.output_dir, kind="run", flag="--output_dir")
         if database is not None:
@@ -289,8 +333,6 @@ class VERLTrainingManager:
         else:
             check_data_path(data_path, split_strategy=self.section.split_strategy)
         build_scorers(self.section.rewards, allow_code=self.allow_code)
-        if self.section.reward_manager:
-            REWARD_MANAGERS.get(self.section.reward_manager, allow_code=self.allow_code)
 
     def dry_run(self, data_path: Any = None, *, database: Any = None) -> dict[str, Any]:
         """The resolved config (YAML) and the command, without converting, launching or writing
@@ -363,12 +405,15 @@ class VERLTrainingManager:
     def train_step(self, step: Step) -> dict[str, Any]:
         """Convert, compose, validate, launch VERL, merge its checkpoint to an HF dir."""
         work = Path(step.work_dir).absolute()
-        files = convert_to_verl(
-            step.data,
-            work / "data",
-            settings=self.section,
-            max_samples={"train": self.section.max_train_samples},
-        )
+        if (parquet := parquet_path(step.data)) is not None:  # the user's, checked
+            files = parquet_files(parquet)
+        else:
+            files = convert_to_verl(
+                step.data,
+                work / "data",
+                settings=self.section,
+                max_samples={"train": self.section.max_train_samples},
+            )
         model = step.init_from or self.model_dir or self.base_model
         cfg = self.resolved_config(
             train_file=files["train"], val_file=files["val"], model_path=model, work_dir=work
@@ -455,6 +500,8 @@ class VERLTrainingManager:
 
         if data is None:
             raise ConfigError("nothing to evaluate on", hint="pass data=… (an export dir)")
+        if (parquet := parquet_path(data)) is not None:  # a VERL parquet: its val rows
+            data = parquet_dataset(parquet_files(parquet)["val"])
         dataset = load_rl_dataset(
             data, split, self.section, max_samples=self.section.max_eval_samples
         )

@@ -18,11 +18,15 @@ extra keys. A name is resolved in this order:
    row's columns from ``extra_info``; dicts carry options and ``weight``; ``module:attr`` needs
    ``allow_code``.
 
-``@register_reward_manager(name)`` registers a class whose instance is called on a batch
-(``manager(items) -> list[float]``, ``items`` being dicts with ``input_text``,
-``response_text``, ``ground_truth``, ``extra_info``, ``data_source``); :func:`score_batch`
-runs one, and :mod:`leantrain.verl.verl_reward_manager` is the VERL reward manager that hands
-VERL's responses to it.
+``@register_reward_manager(name)`` registers a class of one of two contracts
+(:func:`manager_contract`, checked when the manager is built): leantrain's, built with
+``reward_manager_options`` and called on a batch (``manager(items) -> list[float]``, ``items``
+being dicts with ``input_text``, ``response_text``, ``ground_truth``, ``extra_info``,
+``data_source``) — :func:`score_batch` runs one —, or the seed toolkit's, built as
+``Cls(tokenizer=…, num_examine=…, config=…, compute_score=…)`` and called on VERL's
+``DataProto`` (returning a reward tensor, a dict holding ``reward_tensor``, or scores).
+:mod:`leantrain.verl.verl_reward_manager` is the VERL reward manager that hands VERL's
+responses to either.
 
 VERL imports this module as ``pkg://leantrain.verl.rewards`` (not by file path, which would
 load a second copy with empty registries); in its Ray workers the user's registering modules
@@ -59,6 +63,84 @@ def register_reward_function(name: str | None = None, *, overwrite: bool = False
 def register_reward_manager(name: str | None = None, *, overwrite: bool = False) -> Any:
     """Decorator: ``@register_reward_manager("name")`` on a class called on a batch of items."""
     return REWARD_MANAGERS.register(name, overwrite=overwrite)
+
+
+class _SeedRegistry:
+    """The seed toolkit's ``registry``: ``get_reward_function`` / ``get_reward_manager``."""
+
+    def get_reward_function(self, name: str) -> Callable[..., float]:
+        """The function registered as ``name`` (an unknown name is one line)."""
+        return REWARD_FUNCTIONS.get(name)
+
+    def get_reward_manager(self, name: str) -> type:
+        """The class registered as ``name`` (an unknown name is one line)."""
+        return REWARD_MANAGERS.get(name)
+
+
+registry = _SeedRegistry()
+"""``registry.get_reward_function(name)`` / ``registry.get_reward_manager(name)``, as in the seed."""
+
+SEED_MANAGER_ARGS = ("tokenizer", "num_examine", "config", "compute_score")
+"""What the seed toolkit built a reward manager class with (``__init__`` keywords)."""
+
+
+def registered_name(registry_: Registry[Any], obj: Any, what: str) -> str:
+    """The name ``obj`` is registered under; one line when it is not registered."""
+    for name, item in registry_._items.items():
+        if item is obj:
+            return name
+    raise ConfigError(
+        f"{what} {getattr(obj, '__name__', obj)!r} is not registered",
+        hint=f'decorate it with @register_{what.replace(" ", "_")}("name") in a module of its own',
+    )
+
+
+def manager_contract(cls: Any, name: str, options: Mapping[str, Any] | None = None) -> str:
+    """``"seed"`` (``__init__`` takes the tokenizer…, ``__call__(DataProto)``) or ``"items"``
+    (``__init__(**options)``, ``__call__(items)``); a class fitting neither is a
+    :class:`ConfigError` naming what it takes, before any worker starts."""
+    import inspect
+
+    where = f"reward manager '{name}' ({getattr(cls, '__qualname__', cls)})"
+    if not isinstance(cls, type) or not any("__call__" in vars(k) for k in cls.__mro__[:-1]):
+        raise ConfigError(f"{where} is not a class with __call__", hint="register a class")
+    init = inspect.signature(cls.__init__).parameters
+    params = [p for n, p in init.items() if n != "self"]
+    names = {p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    open_kw = any(p.kind is p.VAR_KEYWORD for p in params)
+    required = {p.name for p in params if p.default is p.empty and p.name in names}
+    seed = "tokenizer" in names
+    given = set(SEED_MANAGER_ARGS if seed else ()) | set(options or {})
+    unknown = set(options or {}) - names if not open_kw else set()
+    call = [
+        p
+        for n, p in inspect.signature(cls.__call__).parameters.items()
+        if n != "self" and p.kind is not p.VAR_KEYWORD
+    ]
+    call_ok = bool(call) and all(p.default is not p.empty for p in call[1:])
+    if required - given or unknown or not call_ok:
+        taken = ", ".join(str(p) for p in params) or "nothing"
+        raise ConfigError(
+            f"{where}: __init__({taken}) / __call__ with {len(call)} argument(s) fits neither "
+            "contract",
+            hint="__init__(tokenizer, num_examine, config, compute_score=None) and "
+            "__call__(data: DataProto) (the seed's), or __init__(**reward_manager_options) and "
+            "__call__(items) -> list[float]",
+        )
+    return "seed" if seed else "items"
+
+
+def seed_scores(result: Any, n: int) -> list[float]:
+    """Per-response scores of a seed-style manager's result: a ``[n, len]`` reward tensor (summed
+    over tokens), a dict holding ``reward_tensor``, or ``n`` scores."""
+    if isinstance(result, Mapping):
+        result = result.get("reward_tensor", result.get("scores"))
+    if hasattr(result, "sum") and getattr(result, "ndim", 1) == 2:
+        result = result.sum(-1)
+    values = result.tolist() if hasattr(result, "tolist") else list(result or [])
+    if len(values) != n:
+        raise LeanTrainError(f"reward manager returned {len(values)} scores for {n} responses")
+    return [float(v) for v in values]
 
 
 class _Scorer:

@@ -47,8 +47,9 @@ def train_command(args: VerlTrainArgs) -> dict[str, Any] | int:
 def convert_command(args: ConvertArgs) -> dict[str, str]:
     """``leantrain verl convert``: the data checked before the output directory is claimed."""
     from leantrain.core.output_dir import claim_output_dir
-    from leantrain.verl.data import check_data_path, convert_to_verl
+    from leantrain.verl.data import check_data_path, check_mode, convert_to_verl
 
+    check_mode(args)
     check_data_path(args.data_path, split_strategy=args.split_strategy)  # before writing
     out = claim_output_dir(args.output_dir, kind="verl-data", flag="--output_dir")
     return {k: str(v) for k, v in convert_to_verl(args.data_path, out, settings=args).items()}
@@ -56,11 +57,12 @@ def convert_command(args: ConvertArgs) -> dict[str, str]:
 
 def algorithms_command(args: Any) -> int:
     """``leantrain verl algorithms``: each algorithm type and the VERL options it sets."""
-    from leantrain.verl.algorithms import ALGORITHMS, NOT_COVERED
+    from leantrain.verl.algorithms import ALGORITHMS, NOT_COVERED, get_algorithm
 
-    for name, overrides in ALGORITHMS.items():
-        print(name)
-        for key, value in overrides.items():
+    for name in ALGORITHMS.names():
+        algorithm = get_algorithm(name)
+        print(name + (f"  ({algorithm.note})" if algorithm.note else ""))
+        for key, value in algorithm.overrides.items():
             print(f"    {key}={value}")
     print("\nnot covered by verl 0.9.1's main_ppo:")
     for name, why in NOT_COVERED.items():

@@ -164,8 +164,8 @@ def compose_config(
     """VERL's ``ppo_trainer`` ← leantrain defaults ← ``algorithm_type`` ← ``user`` ← ``overrides``.
 
     ``user`` is a YAML path or a dict in VERL's sections (``data``, ``actor_rollout_ref``,
-    ``critic``, ``reward_model`` / ``reward``, ``algorithm``, ``trainer``); a top-level
-    ``leantrain`` section is ignored here (the manager reads it). ``overrides`` are dotted
+    ``critic``, ``reward_model`` / ``reward``, ``algorithm``, ``trainer``); top-level
+    ``leantrain`` and ``verifier`` sections are ignored here (the manager reads them). ``overrides`` are dotted
     keys (a dict, or ``key=value`` strings as on the command line). ``source`` names ``user``
     in messages (default: its path, or ``config``).
     """
@@ -177,9 +177,9 @@ def compose_config(
     if user is not None:
         source = source or (str(user) if isinstance(user, (str, Path)) else "config")
         data = load_user_yaml(user) if isinstance(user, (str, Path)) else dict(user)
-        data.pop("leantrain", None)
         for key, value in _flatten(data).items():
-            _set(cfg, key, value, source)
+            if key.partition(".")[0] not in ("leantrain", "verifier"):  # the manager's
+                _set(cfg, key, value, source)
     if overrides:
         items = parse_overrides(overrides) if not isinstance(overrides, Mapping) else overrides
         for key, value in items.items():
@@ -298,7 +298,8 @@ def validate_config(cfg: Any, *, need_data: bool = True) -> None:
                 f"VERL config: {actor}.ppo_micro_batch_size_per_gpu ({micro}) must divide the "
                 f"{per_rank} responses each GPU gets per mini-batch "
                 f"(ppo_mini_batch_size {mini} × n {n} / {dp} ranks)",
-                hint=f"choose one of: {', '.join(str(d) for d in _divisors(per_rank))}",
+                hint="choose one of: "
+                + ", ".join(str(d) for d in range(1, per_rank + 1) if per_rank % d == 0),
             )
         for section in (rollout, "actor_rollout_ref.ref"):
             if _unset(cfg, f"{section}.log_prob_micro_batch_size"):
@@ -318,11 +319,13 @@ def validate_config(cfg: Any, *, need_data: bool = True) -> None:
             "VERL config: a critic is used: set critic.ppo_micro_batch_size_per_gpu",
             hint="e.g. the same value as actor.ppo_micro_batch_size_per_gpu",
         )
+    if _get(cfg, "algorithm.filter_groups.enable") and not _get(cfg, "trainer.use_v1"):
+        msg = "algorithm.filter_groups (dynamic sampling) needs verl's v1 trainer"
+        raise ConfigError(f"VERL config: {msg}", hint="set trainer.use_v1=true (the default)")
     positive_int("data.max_prompt_length")
     max_resp = positive_int("data.max_response_length")
-    overlong = _get(cfg, "reward.reward_kwargs.overlong_buffer_cfg")
-    if overlong is not None and overlong.get("enable"):
-        buf = overlong.get("len")
+    if _get(cfg, "reward.reward_kwargs.overlong_buffer_cfg.enable"):
+        buf = _get(cfg, "reward.reward_kwargs.overlong_buffer_cfg.len")
         if not isinstance(buf, int) or not 0 < buf <= max_resp:
             raise ConfigError(
                 f"VERL config: reward.reward_kwargs.overlong_buffer_cfg.len ({buf}) must be in "
@@ -332,18 +335,13 @@ def validate_config(cfg: Any, *, need_data: bool = True) -> None:
     if need_data:
         for key in ("data.train_files", "data.val_files"):
             files = _get(cfg, key)
-            files = [files] if isinstance(files, str) else list(files or [])
-            for f in files:
+            for f in [files] if isinstance(files, str) else list(files or []):
                 if not Path(str(f)).expanduser().is_file():
                     raise ConfigError(
                         f"VERL config: {key}: file not found: {f}",
                         hint="convert leantrain data with leantrain.verl.convert_to_verl "
                         "(the manager does it from --data_path)",
                     )
-
-
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
 
 
 def to_yaml(cfg: Any) -> str:

@@ -6,14 +6,17 @@ so nothing else in leantrain.verl imports it. The leantrain manager is named in
 ``reward.custom_reward_function.reward_kwargs.leantrain_manager`` (options in
 ``…reward_kwargs.leantrain_manager_options``), the kwargs VERL also hands ``compute_score``.
 verl 0.9's reward loop scores one response at a time (``run_single``), so under VERL the
-manager sees batches of one item.
+manager sees batches of one item. A class of the seed's contract is built with VERL's
+tokenizer, ``num_examine`` (its option, default 0), the config and leantrain's
+``compute_score`` (the run's rewards), and called on the one-response ``DataProto``.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from leantrain.verl.rewards import REWARD_MANAGERS
+from leantrain.verl import rewards
 from leantrain.verl.worker_setup import ensure_worker_imports
 
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
@@ -37,9 +40,23 @@ class LeantrainRewardManager(RewardManagerBase):
             )
         options = dict(reward_kwargs.get("leantrain_manager_options", {}) or {})
         ensure_worker_imports()  # the module that registered it, if the setup hook has not run
-        self.manager = REWARD_MANAGERS.get(str(name))(**options)
+        cls = rewards.REWARD_MANAGERS.get(str(name))
+        self.seed = rewards.manager_contract(cls, str(name), options) == "seed"
+        if self.seed:
+            score = functools.partial(
+                rewards.compute_score,
+                rewards=reward_kwargs.get("rewards"),
+                allow_code=bool(reward_kwargs.get("allow_code")),
+            )
+            options.setdefault("num_examine", 0)
+            self.manager = cls(tokenizer=tokenizer, config=config, compute_score=score, **options)
+        else:
+            self.manager = cls(**options)
 
     async def run_single(self, data: Any) -> dict:
+        if self.seed:
+            score = rewards.seed_scores(self.manager(data[-1:]), 1)[0]
+            return {"reward_score": score, "reward_extra_info": {"acc": score}}
         item = data[-1:][0]
         response_ids = item.batch["responses"]
         length = int(item.batch["attention_mask"][-response_ids.shape[-1] :].sum())
