@@ -20,6 +20,7 @@ led by the premises accessible from the theorem, retrieved for the state
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -36,7 +37,7 @@ from leantrain.prover.premise_prompts import (
     check_premise_settings,
     model_prompt,
 )
-from leantrain.prover.prover_config import ProverConfig
+from leantrain.prover.prover_config import ProverConfig, finalize
 from leantrain.prover.results import ResultStore
 from leantrain.prover.search import (
     SearchResult,
@@ -46,6 +47,7 @@ from leantrain.prover.search import (
     best_first_search,
 )
 from leantrain.prover.summary import summarize
+from leantrain.prover.shards import attempt_seed, in_shard
 from leantrain.prover.theorems import as_theorem, load_split, repository, theorem_id
 from leantrain.tactics.premises import PremiseSource
 
@@ -165,7 +167,7 @@ class Prover:
             self.config = config
         else:
             self.config = config_from_dict(ProverConfig, {**dict(config or {}), **settings})
-        cfg = self.config
+        cfg = finalize(self.config)  # the preset's settings; attempts > 1 needs sampling
         self.backend = lean_backend if lean_backend is not None else make_backend(cfg)
         # the prompt: the generator's prompt.json, or the settings given (one-line errors, no
         # model loaded yet), with the retriever checkpoint and its fingerprint
@@ -218,6 +220,8 @@ class Prover:
                 max_premise_chars=self.premise_settings.max_premise_chars,
             )
         self.generator = tactic_generator
+        self.startup_s = 0.0
+        """The backend's start-up seconds of the last theorem searched."""
         self.settings = SearchSettings(
             num_sampled_tactics=cfg.num_sampled_tactics,
             max_expansions=cfg.max_expansions,
@@ -227,10 +231,6 @@ class Prover:
             length_normalize=cfg.length_normalize,
             progress_weight=cfg.progress_weight,
         )
-        if cfg.decoding == "sample":
-            import torch
-
-            torch.manual_seed(cfg.seed)
 
     @property
     def metric(self) -> str:
@@ -246,13 +246,13 @@ class Prover:
         try:
             session = self.backend.start(theorem)
         except BackendError as e:
-            return SearchResult(
-                "init_failed", nodes=0, time_s=time.monotonic() - start, error=e.one_line()
-            )
+            self.startup_s = time.monotonic() - start
+            return SearchResult("init_failed", nodes=0, error=e.one_line())
         except Exception as e:  # LeanDojo's asserts, an OOM: this theorem only
-            return SearchResult(
-                "error", nodes=0, time_s=time.monotonic() - start, error=_exception_line(e)
-            )
+            self.startup_s = time.monotonic() - start
+            return SearchResult("error", nodes=0, error=_exception_line(e))
+        self.startup_s = time.monotonic() - start  # the ledger's start-up seconds
+        searched = time.monotonic()
         generator: TacticGenerator = self.generator
         if self.premise_source is not None:
             generator = PremiseAugmentedGenerator(self.generator, self.premise_source, theorem)
@@ -264,7 +264,7 @@ class Prover:
             result = best_first_search(session, generator, self.settings, progress=self.progress)
         except Exception as e:  # a CUDA OOM, a backend's bug: this theorem is an error row
             result = SearchResult(
-                "error", time_s=time.monotonic() - start, error=_exception_line(e)
+                "error", time_s=time.monotonic() - searched, error=_exception_line(e)
             )
         finally:
             if timed:
@@ -295,33 +295,62 @@ class Prover:
         except Exception as e:
             return Verdict("error", f"the re-check failed: {_exception_line(e)}")
 
-    def prove(self, theorem: Theorem | Mapping[str, Any], split: str = "") -> dict[str, Any]:
-        """Prove one theorem; its result row: ``proved``, ``proof`` (tactics), ``status``,
-        ``expansions``, ``tactics_tried``, ``nodes``, times, ``error``, ``checked`` (the
-        proof passed the whole-theorem re-check), ``axioms`` (those it uses),
-        ``tactics_cut_off`` (generated tactics dropped unfinished), and ``traced`` (the
-        theorem with the proof as ``traced_tactics``, ``None`` when not proved).
+    def reseed(self, theorem: Theorem, attempt: int) -> None:
+        """Seed sampling for one attempt from (``seed``, theorem id, ``attempt``) with a stable
+        hash, so an attempt draws the same tactics in a resumed run as in an unbroken one. A
+        generator with its own ``reseed(seed)`` (an engine seeding per request) is told too."""
+        if self.config.decoding != "sample":
+            return
+        import torch
+
+        seed = attempt_seed(self.config.seed, theorem_id(theorem), attempt)
+        torch.manual_seed(seed)
+        hook = getattr(self.generator, "reseed", None)
+        if callable(hook):
+            hook(seed)
+
+    def prove(
+        self, theorem: Theorem | Mapping[str, Any], split: str = "", attempt: int = 0
+    ) -> dict[str, Any]:
+        """Prove one theorem (its ``attempt``-th independent search); its result row:
+        ``proved``, ``proof`` (tactics), ``status``, ``attempt``, ``expansions`` (states whose
+        tactics all ran), ``tactics_tried``, ``nodes``, ``error``, ``checked`` (the proof passed
+        the whole-theorem re-check), ``axioms`` (those it uses), ``tactics_cut_off`` (generated
+        tactics dropped unfinished), ``traced`` (the theorem with the proof as
+        ``traced_tactics``, ``None`` when not proved), ``negatives`` (the failed tactics of the
+        expanded states: ``state``, ``tactic``, ``error``, ``logprob``) and its budget ledger:
+        ``wall_s`` (all of it) = ``startup_s`` (the backend starting the theorem) + ``time_s``
+        (the search: ``generator_time_s`` + ``backend_time_s`` + bookkeeping) + ``recheck_s``;
+        ``lean_calls`` (the start, each tactic run, the re-check) and ``tokens_generated``
+        (when the generator counts them).
 
         Sound by construction: a proof the search found counts only when the re-check in a
         fresh environment passes (:meth:`recheck`); otherwise the row is ``rejected`` with the
         reason in ``error``, and the proof does not enter ``proofs.json``. Under ``replay`` the
         traced proofs count unchecked (``checked`` is false)."""
         theorem = as_theorem(theorem)
+        began = time.monotonic()
+        self.reseed(theorem, attempt)
         cut_before = int(getattr(self.generator, "unfinished", 0))
+        tokens_before = int(getattr(self.generator, "tokens_generated", 0))
         result = self.search(theorem)
         cut_off = int(getattr(self.generator, "unfinished", 0)) - cut_before
+        tokens = int(getattr(self.generator, "tokens_generated", 0)) - tokens_before
         verdict = None
+        rechecked = time.monotonic()
         if result.proved:
             verdict = self.recheck(theorem, "\n".join(s.tactic for s in result.proof))
             if verdict is not None and not verdict.proved:
                 result.status = "rejected"
                 result.error = f"{verdict.status}: {verdict.reason}"
+        recheck_s = time.monotonic() - rechecked
         return {
             "id": theorem_id(theorem),
             "full_name": theorem.full_name,
             "file_path": theorem.file_path,
             "repository": repository(theorem),
             "split": split,
+            "attempt": attempt,
             "backend": self.backend.name,
             "proved": result.proved,
             "status": result.status,
@@ -336,7 +365,15 @@ class Prover:
             "checked": verdict is not None and verdict.proved,
             "axioms": None if verdict is None or verdict.axioms is None else list(verdict.axioms),
             "tactics_cut_off": cut_off,
+            "wall_s": round(time.monotonic() - began, 4),
+            "startup_s": round(self.startup_s, 4),
+            "recheck_s": round(recheck_s, 4),
+            "lean_calls": int(result.status != "init_failed")
+            + result.tactics_tried
+            + int(verdict is not None),
+            "tokens_generated": tokens,
             "traced": traced_record(theorem, result) if result.proved else None,
+            "negatives": [dataclasses.asdict(n) for n in result.negatives],
         }
 
     def load_theorems(self) -> list[Theorem]:
@@ -356,7 +393,13 @@ class Prover:
             return None
         from leantrain.prover.prover_config import tracked_defaults
 
-        return ResultStore(self.config.output_dir, self.tracked(), self.metric, tracked_defaults())
+        return ResultStore(
+            self.config.output_dir,
+            self.tracked(),
+            self.metric,
+            tracked_defaults(),
+            attempts=self.config.attempts,
+        )
 
     def tracked(self) -> dict[str, Any]:
         """What ``prover_config.json`` records and a resume must share: the config's tracked
@@ -372,35 +415,56 @@ class Prover:
         split: str | None = None,
         show_progress: bool | None = None,
     ) -> dict[str, Any]:
-        """Prove ``theorems`` (default: :meth:`load_theorems`) and return the summary.
+        """Prove ``theorems`` (default: :meth:`load_theorems`; those of ``config.shard``),
+        ``config.attempts`` searches each, and return the summary. With ``config.num_workers``
+        over 1 the searches run on Ray actors sharing one generator
+        (:mod:`leantrain.prover.parallel`).
 
         With ``config.output_dir`` every result is appended to ``results.jsonl`` as it ends and
-        theorems already there are skipped, so a killed run continues where it stopped.
+        searches already there are skipped, so a killed run continues where it stopped.
         """
-        split = self.config.split if split is None else split
+        cfg = self.config
+        split = cfg.split if split is None else split
         todo = [as_theorem(t) for t in (self.load_theorems() if theorems is None else theorems)]
+        todo = [t for t in todo if in_shard(theorem_id(t), cfg.shard)]
         if not todo:
-            raise DataError(None, "no theorems to prove", hint="check --data, --split, --theorems")
+            where = f" in shard {cfg.shard}" if cfg.shard else ""
+            raise DataError(
+                None, f"no theorems to prove{where}", hint="check --data, --split, --theorems"
+            )
         check_theorems(self.backend, todo)
         store = self.store()
         done = store.open() if store is not None else set()
         rows = list(store.rows) if store is not None else []
-        show = self.config.progress_bar if show_progress is None else show_progress
+        pending = [
+            (theorem, attempt)
+            for theorem in todo
+            for attempt in range(cfg.attempts)
+            if (theorem_id(theorem), attempt) not in done
+        ]
+        show = cfg.progress_bar if show_progress is None else show_progress
         from tqdm.auto import tqdm
 
-        bar = tqdm(todo, desc="proving", unit="thm", disable=not show, dynamic_ncols=True)
-        for theorem in bar:
-            if theorem_id(theorem) in done:
-                continue
-            row = self.prove(theorem, split)
+        bar = tqdm(total=len(pending), desc="proving", unit="search", disable=not show)
+
+        def record(row: dict[str, Any]) -> None:
             rows.append(row)
-            done.add(row["id"])
             if store is not None:
                 store.add(row)
-            proved = sum(r["proved"] for r in rows)
-            bar.set_postfix_str(f"{self.metric} {proved}/{len(rows)}")
+            proved = len({r["id"] for r in rows if r["proved"]})
+            bar.update(1)
+            bar.set_postfix_str(f"{self.metric} {proved}/{len({r['id'] for r in rows})}")
+
+        if cfg.num_workers > 1 and pending:
+            from leantrain.prover.parallel import prove_parallel
+
+            self.service_stats = prove_parallel(self, pending, split, record)
+        else:
+            for theorem, attempt in pending:
+                record(self.prove(theorem, split, attempt))
+        bar.close()
         if store is not None:
             store.write_summary()
             store.write_proofs()
         wanted = {theorem_id(t) for t in todo}
-        return summarize([r for r in rows if r["id"] in wanted], self.metric)
+        return summarize([r for r in rows if r["id"] in wanted], self.metric, cfg.attempts)

@@ -40,11 +40,12 @@ def prove_command(cfg: ProveArgs) -> dict[str, Any]:
         )
     from leantrain.prover.premise_prompts import check_premise_settings, premise_settings
     from leantrain.prover.prover import Prover, check_theorems, make_backend
-    from leantrain.prover.prover_config import tracked_defaults
+    from leantrain.prover.prover_config import finalize, tracked_defaults
     from leantrain.prover.results import ResultStore
     from leantrain.prover.summary import one_line
     from leantrain.prover.theorems import load_split
 
+    finalize(cfg)  # the preset's settings; --attempts > 1 needs --decoding sample
     theorems = load_split(
         cfg.data,
         cfg.split,
@@ -61,6 +62,10 @@ def prove_command(cfg: ProveArgs) -> dict[str, Any]:
     ResultStore(
         cfg.output_dir, {**cfg.tracked(), **premises.record(cfg)}, metric, tracked_defaults()
     ).check()
+    if cfg.num_workers > 1:  # no Ray: one line naming the extra, before any model loads
+        from leantrain.prover.parallel import require_ray
+
+        require_ray()
     summary = Prover(cfg, lean_backend=backend).evaluate(theorems)
     where = cfg.output_dir
     if results_file is not None:
