@@ -46,8 +46,8 @@ from leantrain.prover.search import (
     TacticGenerator,
     best_first_search,
 )
-from leantrain.prover.summary import summarize
 from leantrain.prover.shards import attempt_seed, in_shard
+from leantrain.prover.summary import summarize
 from leantrain.prover.theorems import as_theorem, load_split, repository, theorem_id
 from leantrain.tactics.premises import PremiseSource
 
