@@ -80,6 +80,25 @@ def make_backend(config: ProverConfig, *, lean_dojo: Any = None, pantograph: Any
     return LeanContractBackend(inner, config.lean_project)
 
 
+def load_generator(
+    config: ProverConfig, system_prompt: str | None, max_premise_chars: int | None
+) -> TacticGenerator:
+    """The tactic generator ``config.generator`` names, loaded once (the one place a prover or
+    the shared generation service of Ray workers builds it)."""
+    from leantrain.prover.generator import HFGenerator
+
+    return HFGenerator.from_pretrained(
+        config.generator,
+        system_prompt=system_prompt,
+        device=config.device,
+        decoding=config.decoding,
+        temperature=config.temperature,
+        max_new_tokens=config.max_new_tokens,
+        batch_size=config.generation_batch_size,
+        max_premise_chars=max_premise_chars,
+    )
+
+
 def check_theorems(backend: Any, theorems: list[Theorem]) -> None:
     """What the backend can say about ``theorems`` before any search (and any model load): an
     untraced repository (``leandojo``: ``check_traced``), statements it cannot read
@@ -168,6 +187,18 @@ class Prover:
         else:
             self.config = config_from_dict(ProverConfig, {**dict(config or {}), **settings})
         cfg = finalize(self.config)  # the preset's settings; attempts > 1 needs sampling
+        parallel = cfg.num_workers > 1
+        if parallel:  # no Ray: one line naming the extra, before anything loads
+            from leantrain.prover.parallel import require_ray
+
+            require_ray()
+        self.given = {
+            "lean_backend": lean_backend,
+            "progress_model": progress_model,
+            "premise_source": premise_source,
+            "tactic_generator": tactic_generator,
+        }
+        """The objects passed in (Ray workers get copies; the others load their own)."""
         self.backend = lean_backend if lean_backend is not None else make_backend(cfg)
         # the prompt: the generator's prompt.json, or the settings given (one-line errors, no
         # model loaded yet), with the retriever checkpoint and its fingerprint
@@ -189,11 +220,11 @@ class Prover:
                 "retrieved premises",
                 hint="give a generator with propose(states, k, premises=None), or no retriever",
             )
-        if progress_model is None and cfg.progress:
+        if progress_model is None and cfg.progress and not parallel:
             # before the generator: a missing extra or a bad path fails before the big load
             progress_model = load_progress(cfg.progress, cfg.device)
         self.progress = progress_model
-        if premise_source is None and self.premise_settings.retriever is not None:
+        if premise_source is None and self.premise_settings.retriever is not None and not parallel:
             from leantrain.tactics import RetrievedPremises
 
             premise_source = RetrievedPremises.load(
@@ -207,19 +238,11 @@ class Prover:
         if tactic_generator is None:
             if not cfg.generator:
                 raise ConfigError("no tactic generator given", hint="pass --generator RUN_OR_MODEL")
-            from leantrain.prover.generator import HFGenerator
-
-            tactic_generator = HFGenerator.from_pretrained(
-                cfg.generator,
-                system_prompt=self.prompt.system_prompt,
-                device=cfg.device,
-                decoding=cfg.decoding,
-                temperature=cfg.temperature,
-                max_new_tokens=cfg.max_new_tokens,
-                batch_size=cfg.generation_batch_size,
-                max_premise_chars=self.premise_settings.max_premise_chars,
-            )
-        self.generator = tactic_generator
+            if not parallel:  # with Ray workers the generation service loads it, once
+                tactic_generator = load_generator(
+                    cfg, self.prompt.system_prompt, self.premise_settings.max_premise_chars
+                )
+        self.generator: Any = tactic_generator
         self.startup_s = 0.0
         """The backend's start-up seconds of the last theorem searched."""
         self.settings = SearchSettings(
@@ -455,10 +478,13 @@ class Prover:
             bar.update(1)
             bar.set_postfix_str(f"{self.metric} {proved}/{len({r['id'] for r in rows})}")
 
+        extra: dict[str, Any] = {}
         if cfg.num_workers > 1 and pending:
             from leantrain.prover.parallel import prove_parallel
 
-            self.service_stats = prove_parallel(self, pending, split, record)
+            extra = {"generation_service": prove_parallel(self, pending, split, record)}
+            if store is not None:
+                store.extra.update(extra)
         else:
             for theorem, attempt in pending:
                 record(self.prove(theorem, split, attempt))
@@ -467,4 +493,5 @@ class Prover:
             store.write_summary()
             store.write_proofs()
         wanted = {theorem_id(t) for t in todo}
-        return summarize([r for r in rows if r["id"] in wanted], self.metric, cfg.attempts)
+        summary = summarize([r for r in rows if r["id"] in wanted], self.metric, cfg.attempts)
+        return {**summary, **extra}

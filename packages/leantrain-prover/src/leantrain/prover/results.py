@@ -104,6 +104,8 @@ class ResultStore:
         self.metric = metric
         self.attempts = attempts
         self.rows: list[dict[str, Any]] = []
+        self.extra: dict[str, Any] = {}
+        """Added to the summary (the generation service's statistics of a run on Ray)."""
 
     def check(self) -> None:
         """Raise :class:`ConfigError` unless the run can write here (nothing is written)."""
@@ -161,7 +163,7 @@ class ResultStore:
 
     def summary(self) -> dict[str, Any]:
         """:func:`~leantrain.prover.summary.summarize` of the rows so far."""
-        return summarize(self.rows, self.metric, self.attempts)
+        return {**summarize(self.rows, self.metric, self.attempts), **self.extra}
 
     def write_summary(self) -> None:
         """Write ``summary.json`` (atomically)."""
