@@ -165,7 +165,32 @@ class ModelsArgs(Group):
 
 
 @dataclass
-class TheoremArgs(EvalSplitArgs):
+class OutputArgs(Group):
+    """Where a proof run's results go."""
+
+    output_dir: str = setting(
+        "",
+        "Directory of results.jsonl, summary.json and proofs.json; rerunning into it resumes "
+        "(theorems done are skipped). A .jsonl name: the run goes into NAME/ and its rows are "
+        "copied to NAME.jsonl.",
+        aliases=("out",),
+    )
+
+
+@dataclass
+class MergeArgs(OutputArgs):
+    """``leantrain prove-merge``: shard runs into one run directory."""
+
+    runs: list[str] = setting(
+        help="Output directories of the runs to merge (the shards of one run).", positional=True
+    )
+    output_dir: str = dataclasses.field(  # required here: the merged run's directory
+        kw_only=True, metadata=OutputArgs.__dataclass_fields__["output_dir"].metadata
+    )
+
+
+@dataclass
+class TheoremArgs(EvalSplitArgs, OutputArgs):
     """Which theorems are proved (of the split :class:`EvalSplitArgs` names), and where the
     results go."""
 
@@ -178,13 +203,6 @@ class TheoremArgs(EvalSplitArgs):
         [], "Full names of the theorems to prove (repeatable; default: all)."
     )
     max_theorems: AtLeast1 | None = setting(None, "Prove at most this many theorems of the split.")
-    output_dir: str = setting(
-        "",
-        "Directory of results.jsonl, summary.json and proofs.json; rerunning into it resumes "
-        "(theorems done are skipped). A .jsonl name: the run goes into NAME/ and its rows are "
-        "copied to NAME.jsonl.",
-        aliases=("out",),
-    )
     progress_bar: bool = setting(True, "Show a bar over theorems.")
 
 

@@ -184,3 +184,55 @@ def proofs(rows: list[dict[str, Any]]) -> list[Any]:
             seen.add(r["id"])
             out.append(r["traced"])
     return out
+
+
+def merge_runs(runs: list[str | Path], output_dir: str | Path) -> dict[str, Any]:
+    """Merge the run directories ``runs`` (the shards of one run: the same recorded config)
+    into ``output_dir``: their ``results.jsonl`` and ``negatives.jsonl`` concatenated, the
+    config, and the summary and proofs recomputed. The summary; one-line errors for a
+    directory that holds no run, runs made with different configs, or a search in two runs."""
+
+    dirs = [Path(r) for r in runs]
+    configs, rows, negatives, metric, attempts = [], [], [], "", 1
+    seen: dict[tuple[str, int], Path] = {}
+    for d in dirs:
+        if not (d / CONFIG).is_file() or not (d / RESULTS).is_file():
+            raise ConfigError(
+                f"{d}: no proof run here (no {CONFIG} and {RESULTS})",
+                hint="give the --output-dir of each 'leantrain prove --shard i/n' run",
+            )
+        configs.append(json.loads((d / CONFIG).read_text(encoding="utf-8")))
+        changed = _changed(configs[0], configs[-1])
+        if changed:
+            raise ConfigError(
+                f"{d} was made with another config than {dirs[0]} (changed: {', '.join(changed)})",
+                hint="merge only the shards of one run",
+            )
+        got, _ = read_rows(d / RESULTS)
+        for r in got:
+            if row_key(r) in seen:
+                raise ConfigError(
+                    f"{d} and {seen[row_key(r)]} both hold {r.get('full_name')} "
+                    f"(attempt {row_key(r)[1]})",
+                    hint="merge each shard once; shards of one run never overlap",
+                )
+            seen[row_key(r)] = d
+        rows += got
+        negatives += read_rows(d / NEGATIVES)[0]
+        summary = d / SUMMARY
+        if summary.is_file():
+            recorded = json.loads(summary.read_text(encoding="utf-8"))
+            metric = metric or str(recorded.get("metric", ""))
+            attempts = max(attempts, int(recorded.get("attempts", 1) or 1))
+    out = Path(output_dir)
+    store = ResultStore(out, configs[0], metric or "proof rate", attempts=attempts)
+    if store.open():
+        raise ConfigError(
+            f"--output-dir {out} already holds results", hint="merge into a new directory"
+        )
+    _append(out / NEGATIVES, negatives)
+    _append(out / RESULTS, rows)
+    store.rows = rows
+    store.write_summary()
+    store.write_proofs()
+    return store.summary()

@@ -12,7 +12,7 @@ from typing import Any
 
 from leantrain.core.atomic import atomic_write_bytes
 from leantrain.core.errors import ConfigError
-from leantrain.prover.prover_config import ProveArgs
+from leantrain.prover.prover_config import MergeArgs, ProveArgs
 
 
 def prove_command(cfg: ProveArgs) -> dict[str, Any]:
@@ -72,4 +72,15 @@ def prove_command(cfg: ProveArgs) -> dict[str, Any]:
         atomic_write_bytes(results_file, (Path(cfg.output_dir) / RESULTS).read_bytes())
         where = f"{results_file} (the run, to resume: {cfg.output_dir}/)"
     print(one_line(summary) + f"; results in {where}", file=sys.stderr)
+    return summary
+
+
+def merge_command(cfg: MergeArgs) -> dict[str, Any]:
+    """Run ``leantrain prove-merge S0 S1 … --output-dir ALL``: the merged summary (printed as
+    JSON), its headline on stderr."""
+    from leantrain.prover.results import merge_runs
+    from leantrain.prover.summary import one_line
+
+    summary = merge_runs(cfg.runs, cfg.output_dir)
+    print(one_line(summary) + f"; merged results in {cfg.output_dir}", file=sys.stderr)
     return summary
