@@ -173,9 +173,7 @@ def test_beam_attempts_are_refused_and_presets_fill_what_is_not_given(nat_basics
     assert prover.settings.num_sampled_tactics == 64 and prover.settings.max_expansions == 5
 
 
-@pytest.mark.parametrize(
-    ("key", "value"), [("generation_batch_size", 4), ("device", "cpu"), ("num_workers", 2)]
-)
+@pytest.mark.parametrize(("key", "value"), [("generation_batch_size", 4), ("device", "cpu")])
 def test_settings_that_change_results_are_part_of_the_runs_identity(
     nat_basics, tmp_path, key, value
 ):

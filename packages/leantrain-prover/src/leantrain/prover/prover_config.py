@@ -26,6 +26,7 @@ UNTRACKED_KEYS = frozenset(
         "attempts",
         "shard",
         "preset",
+        "num_workers",
         "ray_address",
         "repl_command",
         "url",
@@ -34,10 +35,12 @@ UNTRACKED_KEYS = frozenset(
 """Settings that may change between a run and its resumption in the same output directory:
 they choose which theorems (and attempts: each attempt's seed is its own, so more attempts
 extend a run) are proved and where, not how (a changed search or model is an error, since the
-results would mix two configurations; ``device``, ``generation_batch_size``, ``num_workers``
-and the engine change what a generator proposes, so they are tracked). ``preset`` is recorded
-through the settings it fills. ``repl_command``, ``url`` and ``ray_address`` say how Lean or
-the cluster is reached, not what is asked."""
+results would mix two configurations; ``device``, ``generation_batch_size`` and the engine
+change what a generator proposes, so they are tracked). ``preset`` is recorded through the
+settings it fills. ``num_workers`` and ``ray_address`` say how many provers run and where (a run
+resumes with more or fewer; which states share a generator call then depends on timing, as it
+does between two runs with the same count), ``repl_command`` and ``url`` how Lean is reached,
+not what is asked."""
 
 PRESETS: dict[str, dict[str, Any]] = {
     # ReProver (Yang et al. 2023, prover/evaluate.py): 64 beams, no expansion cap, 600 s; its
