@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -157,6 +158,10 @@ class ProverWorker:
         given = {k: v for k, v in given.items() if k != "tactic_generator"}
         self.prover = Prover(config, tactic_generator=RemoteGenerator(service), **given)
 
+    def ready(self) -> bool:
+        """True once the worker is built (its backend, and the service it asks)."""
+        return True
+
     def prove(self, theorem: dict[str, Any], split: str, attempt: int) -> dict[str, Any]:
         """One search's result row."""
         return self.prover.prove(theorem, split, attempt)
@@ -170,7 +175,8 @@ def prove_parallel(
 ) -> dict[str, Any]:
     """Run ``pending`` (theorem, attempt) searches on ``prover.config.num_workers`` Ray actors;
     ``record`` each row as it comes back. The generation service's statistics, with its
-    ``batch_fill``."""
+    ``batch_fill``, the run's ``startup_s`` (Ray, the service with its generator, the workers
+    with their backends) and ``proving_s`` (from then to the last row)."""
     require_ray()
     import ray
     from leantrain.core.config import config_to_dict
@@ -179,6 +185,7 @@ def prove_parallel(
 
     cfg = prover.config
     workers = cfg.num_workers
+    began = time.monotonic()
     started = not ray.is_initialized()
     if started:
         local = {} if cfg.ray_address else {"num_cpus": max(workers, os.cpu_count() or 1)}
@@ -208,6 +215,8 @@ def prove_parallel(
             ray.remote(ProverWorker).options(num_cpus=1).remote(settings, prover.given, service)
             for _ in range(min(workers, len(pending)))
         ]
+        ray.get([service.stats.remote(), *(a.ready.remote() for a in actors)])
+        proving = time.monotonic()
         pool = ActorPool(actors)
         work = [(t.to_json(), split, attempt) for t, attempt in pending]
         for row in pool.map_unordered(lambda a, w: a.prove.remote(*w), work):
@@ -216,6 +225,8 @@ def prove_parallel(
         most = workers * cfg.expansion_batch
         stats["batch_fill"] = stats["states_per_call"] / most if most else 0.0
         stats["workers"] = workers
+        stats["startup_s"] = round(proving - began, 4)
+        stats["proving_s"] = round(time.monotonic() - proving, 4)
         return stats
     finally:
         if started:
