@@ -145,4 +145,7 @@ def one_line(summary: Mapping[str, Any]) -> str:
         line += f"; {100 * rest:.1f} % without the {summary['init_failed']} start-up failures"
     if summary.get("rejected"):
         line += f"; {summary['rejected']} found proofs rejected by the re-check"
+    if summary.get("attempts", 1) > 1 and summary.get("pass_at_k"):
+        table = ", ".join(f"{k} {100 * v:.1f} %" for k, v in summary["pass_at_k"].items())
+        line += f"; {table} ({summary['pass_at_k_theorems']} theorems)"
     return line
