@@ -47,7 +47,7 @@ class GenerationService:
     generated and the candidates cut off for it."""
 
     def __init__(self, generator: Any, loader: Callable[[], Any] | None, workers: int) -> None:
-        self.generator = generator if generator is not None else loader() if loader else None
+        self.generator: Any = generator if generator is not None else loader() if loader else None
         self.workers = workers
         self.queue: list[tuple[list[str], int, Any, asyncio.Future[Any]]] = []
         self.flushing = False
@@ -205,13 +205,13 @@ def prove_parallel(
             def loader() -> Any:
                 return load_generator(cfg, system_prompt, chars)
 
-        service = (
+        service: Any = (
             ray.remote(GenerationService)
             .options(num_cpus=0, max_concurrency=1000)
             .remote(prover.given["tactic_generator"], loader, workers)
         )
         settings = config_to_dict(cfg)
-        actors = [
+        actors: list[Any] = [
             ray.remote(ProverWorker).options(num_cpus=1).remote(settings, prover.given, service)
             for _ in range(min(workers, len(pending)))
         ]
@@ -221,7 +221,7 @@ def prove_parallel(
         work = [(t.to_json(), split, attempt) for t, attempt in pending]
         for row in pool.map_unordered(lambda a, w: a.prove.remote(*w), work):
             record(row)
-        stats: dict[str, Any] = ray.get(service.stats.remote())
+        stats: dict[str, Any] = dict(ray.get(service.stats.remote()))
         most = workers * cfg.expansion_batch
         stats["batch_fill"] = stats["states_per_call"] / most if most else 0.0
         stats["workers"] = workers

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -186,7 +186,7 @@ def proofs(rows: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
-def merge_runs(runs: list[str | Path], output_dir: str | Path) -> dict[str, Any]:
+def merge_runs(runs: Sequence[str | Path], output_dir: str | Path) -> dict[str, Any]:
     """Merge the run directories ``runs`` (the shards of one run: the same recorded config)
     into ``output_dir``: their ``results.jsonl`` and ``negatives.jsonl`` concatenated, the
     config, and the summary and proofs recomputed. The summary; one-line errors for a
