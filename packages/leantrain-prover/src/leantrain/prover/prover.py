@@ -351,6 +351,12 @@ class Prover:
         fresh environment passes (:meth:`recheck`); otherwise the row is ``rejected`` with the
         reason in ``error``, and the proof does not enter ``proofs.json``. Under ``replay`` the
         traced proofs count unchecked (``checked`` is false)."""
+        if self.generator is None:
+            raise ConfigError(
+                "this prover's generator is the Ray workers' shared one (num_workers > 1): "
+                "only evaluate() runs searches",
+                hint="prove one theorem with a Prover of num_workers=1",
+            )
         theorem = as_theorem(theorem)
         began = time.monotonic()
         self.reseed(theorem, attempt)
@@ -471,9 +477,10 @@ class Prover:
         bar = tqdm(total=len(pending), desc="proving", unit="search", disable=not show)
 
         def record(row: dict[str, Any]) -> None:
-            rows.append(row)
             if store is not None:
-                store.add(row)
+                store.add(row)  # the negatives go to negatives.jsonl, not into memory
+                row = {k: v for k, v in row.items() if k != "negatives"}
+            rows.append(row)
             proved = len({r["id"] for r in rows if r["proved"]})
             bar.update(1)
             bar.set_postfix_str(f"{self.metric} {proved}/{len({r['id'] for r in rows})}")

@@ -101,7 +101,9 @@ class SearchArgs(Group):
         "length-normalised; its 2048 passes are --attempts).",
     )
     shard: str | None = setting(
-        None, "i/n: prove only shard i of n (a stable hash of the theorem id picks it)."
+        None,
+        "i/n: prove only shard i of n of the theorems selected (a stable hash of the theorem "
+        "id picks it); merge the shards with 'leantrain prove-merge'.",
     )
     num_workers: AtLeast1 = setting(
         1, "Prover actors on Ray sharing one generator (over 1 needs leantrain-prover[ray])."

@@ -64,6 +64,8 @@ def _theorems(rows: list[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]
     out: dict[str, list[Mapping[str, Any]]] = {}
     for r in rows:
         out.setdefault(str(r.get("id", len(out))), []).append(r)
+    for tries in out.values():  # rows of Ray workers come back in any order
+        tries.sort(key=lambda r: int(r.get("attempt", 0) or 0))
     return out
 
 
