@@ -266,3 +266,37 @@ def test_workers_without_ray_is_one_line_and_one_worker_never_imports_ray(
     monkeypatch.setitem(sys.modules, "ray", None)  # importing it now raises
     theorems = load_split(nat_basics, "test")
     assert _prover(nat_basics, tmp_path / "one", TracedOracle(theorems)).evaluate()["proved"] == 3
+
+
+def test_the_generation_service_batches_workers_and_charges_each_its_own():
+    """The service (a plain class; Ray makes it an actor) puts two workers' requests into one
+    generator call and gives each its proposals, tokens and cut-off candidates."""
+    import asyncio
+
+    from leantrain.prover.parallel import GenerationService
+
+    class Generator:  # finish reasons and tokens per state, as HFGenerator reports them
+        def __init__(self):
+            self.calls = []
+
+        def candidates(self, states, k):
+            self.calls.append(list(states))
+            self.last_tokens = [10 * len(s) for s in states]
+            return [[(s + "!", -1.0, "stop"), (s + "?", -2.0, "length")][:k] for s in states]
+
+    gen = Generator()
+    service = GenerationService(gen, None, workers=2)
+
+    async def two_workers():
+        return await asyncio.gather(service.propose(["a"], 2), service.propose(["bb", "c"], 2))
+
+    first, second = asyncio.run(two_workers())
+    assert gen.calls == [["a", "bb", "c"]]  # one call for both workers
+    assert first == ([[("a!", -1.0)]], 10, 1)
+    assert second == ([[("bb!", -1.0)], [("c!", -1.0)]], 30, 2)
+    assert service.stats() == {
+        "generator_calls": 1,
+        "states": 3,
+        "requests": 2,
+        "states_per_call": 3.0,
+    }
