@@ -277,10 +277,11 @@ def test_the_generation_service_batches_workers_and_charges_each_its_own():
 
     class Generator:  # finish reasons and tokens per state, as HFGenerator reports them
         def __init__(self):
-            self.calls = []
+            self.calls, self.deadline, self.deadlines = [], None, []
 
         def candidates(self, states, k):
             self.calls.append(list(states))
+            self.deadlines.append(self.deadline)
             self.last_tokens = [10 * len(s) for s in states]
             return [[(s + "!", -1.0, "stop"), (s + "?", -2.0, "length")][:k] for s in states]
 
@@ -288,10 +289,16 @@ def test_the_generation_service_batches_workers_and_charges_each_its_own():
     service = GenerationService(gen, None, workers=2)
 
     async def two_workers():
-        return await asyncio.gather(service.propose(["a"], 2), service.propose(["bb", "c"], 2))
+        return await asyncio.gather(
+            service.propose(["a"], 2, seconds_left=5.0),
+            service.propose(["bb", "c"], 2, seconds_left=60.0),
+        )
 
+    before = time.monotonic()
     first, second = asyncio.run(two_workers())
     assert gen.calls == [["a", "bb", "c"]]  # one call for both workers
+    # it may run until the later of the two theorems' timeouts
+    assert before + 60.0 <= gen.deadlines[0] <= time.monotonic() + 60.0
     assert first == ([[("a!", -1.0)]], 10, 1)
     assert second == ([[("bb!", -1.0)], [("c!", -1.0)]], 30, 2)
     assert service.stats() == {

@@ -16,6 +16,7 @@ its progress model and retriever from the config, and the service loads the gene
 (:func:`~leantrain.prover.prover.load_generator`). Ray runs on ``--ray-address`` or on a local
 instance started here (and stopped at the end); one worker (the default) never imports Ray.
 
+A generator call runs at most until the latest timeout of the theorems whose states it holds.
 Under ``--decoding sample`` the shared generator draws for several workers' states in one call,
 so the per-attempt seeds are exact with one worker only.
 """
@@ -49,17 +50,23 @@ class GenerationService:
     def __init__(self, generator: Any, loader: Callable[[], Any] | None, workers: int) -> None:
         self.generator: Any = generator if generator is not None else loader() if loader else None
         self.workers = workers
-        self.queue: list[tuple[list[str], int, Any, asyncio.Future[Any]]] = []
+        self.queue: list[tuple[list[str], int, Any, asyncio.Future[Any], float | None]] = []
         self.flushing = False
         self.calls = self.states = self.requests = 0
 
     async def propose(
-        self, states: Sequence[str], k: int, premises: Sequence[Sequence[str]] | None = None
+        self,
+        states: Sequence[str],
+        k: int,
+        premises: Sequence[Sequence[str]] | None = None,
+        seconds_left: float | None = None,
     ) -> tuple[list[list[tuple[str, float]]], int, int]:
         """``states``' proposals (as the generator's ``propose``), tokens generated, and
-        candidates cut off."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.queue.append((list(states), k, premises, future))
+        candidates cut off; ``seconds_left`` of the asking worker's theorem bound the call."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        deadline = None if seconds_left is None else time.monotonic() + seconds_left
+        self.queue.append((list(states), k, premises, future, deadline))
         if not self.flushing:
             self.flushing = True
             asyncio.get_running_loop().create_task(self._flush())
@@ -79,11 +86,11 @@ class GenerationService:
                     try:
                         answers = await loop.run_in_executor(None, self._generate, group, k)
                     except Exception as e:  # each waiting worker gets the error
-                        for *_, future in group:
-                            future.set_exception(e)
+                        for item in group:
+                            item[3].set_exception(e)
                         continue
-                    for (*_, future), answer in zip(group, answers):
-                        future.set_result(answer)
+                    for item, answer in zip(group, answers):
+                        item[3].set_result(answer)
         finally:
             self.flushing = False
 
@@ -93,9 +100,12 @@ class GenerationService:
         kw: dict[str, Any] = {}
         if any(item[2] is not None for item in group):
             kw["premises"] = [
-                p for states_i, _, prem, _ in group for p in (prem or [[]] * len(states_i))
+                p for states_i, _, prem, *_ in group for p in (prem or [[]] * len(states_i))
             ]
         gen = self.generator
+        if hasattr(gen, "deadline"):  # the call stops at the latest of the askers' timeouts
+            deadlines = [item[4] for item in group]
+            gen.deadline = None if None in deadlines else max(deadlines)
         if callable(getattr(gen, "candidates", None)):  # finish reasons: cut-offs per state
             rows = gen.candidates(states, k, **kw)
             proposals = [[(t, lp) for t, lp, why in row if why == "stop"] for row in rows]
@@ -132,6 +142,8 @@ class RemoteGenerator:
         self.service = service
         self.tokens_generated = 0
         self.unfinished = 0
+        self.deadline: float | None = None
+        """Set by the prover per theorem (as on ``HFGenerator``); sent as seconds left."""
 
     def propose(
         self, states: Sequence[str], k: int, premises: Sequence[Sequence[str]] | None = None
@@ -139,7 +151,8 @@ class RemoteGenerator:
         """The service's proposals for ``states``."""
         import ray
 
-        proposals, tokens, cut = ray.get(self.service.propose.remote(states, k, premises))
+        left = None if self.deadline is None else max(self.deadline - time.monotonic(), 0.0)
+        proposals, tokens, cut = ray.get(self.service.propose.remote(states, k, premises, left))
         self.tokens_generated += tokens
         self.unfinished += cut
         return list(proposals)
