@@ -61,3 +61,51 @@ class FakeClock:
     def __call__(self) -> float:
         self.now += self.step
         return self.now
+
+
+class TracedOracle:
+    """Proposes a wrong tactic, then every traced tactic of a state (of ``theorems``); raises
+    ``kill`` at call ``kill_at``. Picklable (Ray workers get copies)."""
+
+    def __init__(self, theorems, kill_at=None, kill=KeyboardInterrupt):
+        self.table: dict[str, list[tuple[str, float]]] = {}
+        for t in theorems:
+            for tt in t.traced_tactics:
+                self.table.setdefault(tt.state_before, []).append((tt.tactic, -0.5))
+        self.calls = 0
+        self.kill_at, self.kill = kill_at, kill
+
+    def propose(self, states, k):
+        self.calls += 1
+        if self.calls == self.kill_at:
+            raise self.kill
+        return [[("nonsense", -0.1), *self.table.get(s, [])][:k] for s in states]
+
+
+class SampledOracle(TracedOracle):
+    """Samples with torch's global generator (as ``HFGenerator`` under ``--decoding sample``):
+    each of the ``k`` draws is a traced tactic of the state with probability ``p``, else a
+    wrong one; the log-probabilities are drawn too."""
+
+    def __init__(self, theorems, p=0.5, **kw):
+        super().__init__(theorems, **kw)
+        self.p = p
+
+    def propose(self, states, k):
+        import torch
+
+        self.calls += 1
+        if self.calls == self.kill_at:
+            raise self.kill
+        out = []
+        for s in states:
+            good = self.table.get(s, [])
+            picks = []
+            for _ in range(k):
+                u, score = torch.rand(2).tolist()
+                if good and u < self.p:
+                    picks.append((good[int(u / self.p * len(good))][0], -score))
+                else:
+                    picks.append((f"wrong {u:.6f}", -score))
+            out.append(picks)
+        return out

@@ -266,3 +266,16 @@ def test_generation_stops_at_the_deadline(tiny):
     assert seen[0] is None
     assert 90.0 < seen[1] <= 100.0
     assert seen[2] == 0.0
+
+
+def test_tokens_generated_are_counted_per_state_up_to_the_end_of_turn(tiny):
+    """The budget ledger's ``tokens_generated``: each candidate's tokens up to and including
+    its EOS (the padding after it is no work), per state of a call and in all."""
+    gen = _generator(tiny, batch_size=1)  # one state per generate: no padding between states
+    gen.propose([STATE], 3)
+    alone = gen.last_tokens
+    assert len(alone) == 1 and gen.tokens_generated == alone[0]
+    assert 3 <= alone[0] <= 3 * 8  # k candidates of 1 … max_new_tokens tokens
+    gen.propose([STATE, OTHER], 3)
+    assert len(gen.last_tokens) == 2 and gen.last_tokens[0] == alone[0]
+    assert gen.tokens_generated == alone[0] + sum(gen.last_tokens)

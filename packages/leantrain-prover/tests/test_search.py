@@ -174,3 +174,25 @@ def test_the_node_budget_still_expands_the_open_states():
     assert result.status == "budget" and gen.expanded == ["root", "B"]
     result, gen, _ = _search(moves=moves, script=script, max_nodes=3)
     assert result.proved and gen.expanded == ["root", "B", "A"]
+
+
+def test_expansions_are_counted_when_done_not_when_asked():
+    """A batch of 2 whose first state finishes the proof expanded one state, not 2 (issue 34:
+    expansions were counted for the whole batch before it ran)."""
+    moves = {("root", "a"): "A", ("root", "b"): "B", ("A", "qed"): NO_GOALS, ("B", "x"): "C"}
+    script = {"root": [("a", -0.1), ("b", -0.2)], "A": [("qed", -0.1)], "B": [("x", -0.1)]}
+    result, gen, session = _search(moves=moves, script=script, expansion_batch=2)
+    assert gen.calls == [["root"], ["A", "B"]] and result.proved
+    assert result.expansions == 2  # root, A; B was proposed for but never expanded
+    assert ("B", "x") not in session.runs
+
+
+def test_failed_tactics_of_expanded_states_are_kept_as_negatives():
+    result, _, _ = _search()
+    # root: b, a work; B: b2 works; A: a2; A2: qed — nothing failed on the way
+    assert result.negatives == []
+    script = {**SCRIPT, "root": [("b", -0.5), ("nope", -0.7), ("a", -1.0)]}
+    result, _, _ = _search(script=script)
+    assert [(n.state, n.tactic, n.error, n.logprob) for n in result.negatives] == [
+        ("root", "nope", "no such move", -0.7)
+    ]

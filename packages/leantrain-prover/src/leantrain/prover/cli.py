@@ -8,7 +8,8 @@ from leantrain.core.command import Command
 
 
 def register() -> list[Command]:
-    """The ``prove`` command of the ``leantrain`` CLI (entry point ``leantrain.commands``)."""
+    """The ``prove`` and ``prove-merge`` commands of the ``leantrain`` CLI (entry point
+    ``leantrain.commands``)."""
     return [
         Command(
             "prove",
@@ -18,5 +19,13 @@ def register() -> list[Command]:
             description="Prove theorems of an export with best-first search guided by a "
             "trained tactic generator.",
             metrics=("replay_proof_rate", "proof_rate"),
-        )
+        ),
+        Command(
+            "prove-merge",
+            "merge the output directories of 'prove --shard i/n' runs into one",
+            "leantrain.prover.runner:merge_command",
+            groups=("leantrain.prover.prover_config:MergeArgs",),
+            description="Concatenate the results of the shards of one proof run and "
+            "recompute its summary and proofs.",
+        ),
     ]

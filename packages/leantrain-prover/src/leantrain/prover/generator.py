@@ -66,6 +66,12 @@ class HFGenerator:
         self.max_new_tokens, self.batch_size = max_new_tokens, batch_size
         self.unfinished = 0
         """Candidates dropped because generation cut them off (no end-of-turn token)."""
+        self.tokens_generated = 0
+        """Tokens generated so far (each candidate's up to its end-of-turn token; the budget
+        ledger's ``tokens_generated``)."""
+        self.last_tokens: list[int] = []
+        """Tokens generated for each state of the last call (a shared generation service
+        charges each worker its own)."""
         self.deadline: float | None = None
         """``time.monotonic()`` past which generation stops (the prover sets it per theorem from
         its timeout): each ``generate`` call gets what is left as ``max_time``, so a slow
@@ -148,6 +154,7 @@ class HFGenerator:
         prompts = [
             self.prompt(s, None if premises is None else premises[i]) for i, s in enumerate(states)
         ]
+        self.last_tokens = []
         try:
             for start in range(0, len(states), self.batch_size):
                 out += self._propose_batch(prompts[start : start + self.batch_size], k)
@@ -162,7 +169,12 @@ class HFGenerator:
         completion, logprobs = self._generate(prompts, k)
         texts = self.tokenizer.batch_decode(completion, skip_special_tokens=True)
         eos = self.tokenizer.eos_token_id
-        reasons = ["stop" if eos in row else "length" for row in completion.tolist()]
+        ids = completion.tolist()
+        reasons = ["stop" if eos in row else "length" for row in ids]
+        lengths = [row.index(eos) + 1 if eos in row else len(row) for row in ids]
+        for i in range(len(prompts)):
+            self.last_tokens.append(sum(lengths[i * k : (i + 1) * k]))
+        self.tokens_generated += sum(lengths)
         out = []
         for i in range(len(prompts)):
             best: dict[str, tuple[str, float, str]] = {}

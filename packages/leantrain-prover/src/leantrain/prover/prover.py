@@ -20,6 +20,7 @@ led by the premises accessible from the theorem, retrieved for the state
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -36,7 +37,7 @@ from leantrain.prover.premise_prompts import (
     check_premise_settings,
     model_prompt,
 )
-from leantrain.prover.prover_config import ProverConfig
+from leantrain.prover.prover_config import ProverConfig, finalize
 from leantrain.prover.results import ResultStore
 from leantrain.prover.search import (
     SearchResult,
@@ -45,6 +46,7 @@ from leantrain.prover.search import (
     TacticGenerator,
     best_first_search,
 )
+from leantrain.prover.shards import attempt_seed, in_shard
 from leantrain.prover.summary import summarize
 from leantrain.prover.theorems import as_theorem, load_split, repository, theorem_id
 from leantrain.tactics.premises import PremiseSource
@@ -76,6 +78,25 @@ def make_backend(config: ProverConfig, *, lean_dojo: Any = None, pantograph: Any
     from leantrain.prover.backend import LeanContractBackend
 
     return LeanContractBackend(inner, config.lean_project)
+
+
+def load_generator(
+    config: ProverConfig, system_prompt: str | None, max_premise_chars: int | None
+) -> TacticGenerator:
+    """The tactic generator ``config.generator`` names, loaded once (the one place a prover or
+    the shared generation service of Ray workers builds it)."""
+    from leantrain.prover.generator import HFGenerator
+
+    return HFGenerator.from_pretrained(
+        config.generator,
+        system_prompt=system_prompt,
+        device=config.device,
+        decoding=config.decoding,
+        temperature=config.temperature,
+        max_new_tokens=config.max_new_tokens,
+        batch_size=config.generation_batch_size,
+        max_premise_chars=max_premise_chars,
+    )
 
 
 def check_theorems(backend: Any, theorems: list[Theorem]) -> None:
@@ -165,7 +186,19 @@ class Prover:
             self.config = config
         else:
             self.config = config_from_dict(ProverConfig, {**dict(config or {}), **settings})
-        cfg = self.config
+        cfg = finalize(self.config)  # the preset's settings; attempts > 1 needs sampling
+        parallel = cfg.num_workers > 1
+        if parallel:  # no Ray: one line naming the extra, before anything loads
+            from leantrain.prover.parallel import require_ray
+
+            require_ray()
+        self.given = {
+            "lean_backend": lean_backend,
+            "progress_model": progress_model,
+            "premise_source": premise_source,
+            "tactic_generator": tactic_generator,
+        }
+        """The objects passed in (Ray workers get copies; the others load their own)."""
         self.backend = lean_backend if lean_backend is not None else make_backend(cfg)
         # the prompt: the generator's prompt.json, or the settings given (one-line errors, no
         # model loaded yet), with the retriever checkpoint and its fingerprint
@@ -187,11 +220,11 @@ class Prover:
                 "retrieved premises",
                 hint="give a generator with propose(states, k, premises=None), or no retriever",
             )
-        if progress_model is None and cfg.progress:
+        if progress_model is None and cfg.progress and not parallel:
             # before the generator: a missing extra or a bad path fails before the big load
             progress_model = load_progress(cfg.progress, cfg.device)
         self.progress = progress_model
-        if premise_source is None and self.premise_settings.retriever is not None:
+        if premise_source is None and self.premise_settings.retriever is not None and not parallel:
             from leantrain.tactics import RetrievedPremises
 
             premise_source = RetrievedPremises.load(
@@ -205,19 +238,13 @@ class Prover:
         if tactic_generator is None:
             if not cfg.generator:
                 raise ConfigError("no tactic generator given", hint="pass --generator RUN_OR_MODEL")
-            from leantrain.prover.generator import HFGenerator
-
-            tactic_generator = HFGenerator.from_pretrained(
-                cfg.generator,
-                system_prompt=self.prompt.system_prompt,
-                device=cfg.device,
-                decoding=cfg.decoding,
-                temperature=cfg.temperature,
-                max_new_tokens=cfg.max_new_tokens,
-                batch_size=cfg.generation_batch_size,
-                max_premise_chars=self.premise_settings.max_premise_chars,
-            )
-        self.generator = tactic_generator
+            if not parallel:  # with Ray workers the generation service loads it, once
+                tactic_generator = load_generator(
+                    cfg, self.prompt.system_prompt, self.premise_settings.max_premise_chars
+                )
+        self.generator: Any = tactic_generator
+        self.startup_s = 0.0
+        """The backend's start-up seconds of the last theorem searched."""
         self.settings = SearchSettings(
             num_sampled_tactics=cfg.num_sampled_tactics,
             max_expansions=cfg.max_expansions,
@@ -227,10 +254,6 @@ class Prover:
             length_normalize=cfg.length_normalize,
             progress_weight=cfg.progress_weight,
         )
-        if cfg.decoding == "sample":
-            import torch
-
-            torch.manual_seed(cfg.seed)
 
     @property
     def metric(self) -> str:
@@ -246,13 +269,13 @@ class Prover:
         try:
             session = self.backend.start(theorem)
         except BackendError as e:
-            return SearchResult(
-                "init_failed", nodes=0, time_s=time.monotonic() - start, error=e.one_line()
-            )
+            self.startup_s = time.monotonic() - start
+            return SearchResult("init_failed", nodes=0, error=e.one_line())
         except Exception as e:  # LeanDojo's asserts, an OOM: this theorem only
-            return SearchResult(
-                "error", nodes=0, time_s=time.monotonic() - start, error=_exception_line(e)
-            )
+            self.startup_s = time.monotonic() - start
+            return SearchResult("error", nodes=0, error=_exception_line(e))
+        self.startup_s = time.monotonic() - start  # the ledger's start-up seconds
+        searched = time.monotonic()
         generator: TacticGenerator = self.generator
         if self.premise_source is not None:
             generator = PremiseAugmentedGenerator(self.generator, self.premise_source, theorem)
@@ -264,7 +287,7 @@ class Prover:
             result = best_first_search(session, generator, self.settings, progress=self.progress)
         except Exception as e:  # a CUDA OOM, a backend's bug: this theorem is an error row
             result = SearchResult(
-                "error", time_s=time.monotonic() - start, error=_exception_line(e)
+                "error", time_s=time.monotonic() - searched, error=_exception_line(e)
             )
         finally:
             if timed:
@@ -295,33 +318,68 @@ class Prover:
         except Exception as e:
             return Verdict("error", f"the re-check failed: {_exception_line(e)}")
 
-    def prove(self, theorem: Theorem | Mapping[str, Any], split: str = "") -> dict[str, Any]:
-        """Prove one theorem; its result row: ``proved``, ``proof`` (tactics), ``status``,
-        ``expansions``, ``tactics_tried``, ``nodes``, times, ``error``, ``checked`` (the
-        proof passed the whole-theorem re-check), ``axioms`` (those it uses),
-        ``tactics_cut_off`` (generated tactics dropped unfinished), and ``traced`` (the
-        theorem with the proof as ``traced_tactics``, ``None`` when not proved).
+    def reseed(self, theorem: Theorem, attempt: int) -> None:
+        """Seed sampling for one attempt from (``seed``, theorem id, ``attempt``) with a stable
+        hash, so an attempt draws the same tactics in a resumed run as in an unbroken one. A
+        generator with its own ``reseed(seed)`` (an engine seeding per request) is told too."""
+        if self.config.decoding != "sample":
+            return
+        import torch
+
+        seed = attempt_seed(self.config.seed, theorem_id(theorem), attempt)
+        torch.manual_seed(seed)
+        hook = getattr(self.generator, "reseed", None)
+        if callable(hook):
+            hook(seed)
+
+    def prove(
+        self, theorem: Theorem | Mapping[str, Any], split: str = "", attempt: int = 0
+    ) -> dict[str, Any]:
+        """Prove one theorem (its ``attempt``-th independent search); its result row:
+        ``proved``, ``proof`` (tactics), ``status``, ``attempt``, ``expansions`` (states whose
+        tactics all ran), ``tactics_tried``, ``nodes``, ``error``, ``checked`` (the proof passed
+        the whole-theorem re-check), ``axioms`` (those it uses), ``tactics_cut_off`` (generated
+        tactics dropped unfinished), ``traced`` (the theorem with the proof as
+        ``traced_tactics``, ``None`` when not proved), ``negatives`` (the failed tactics of the
+        expanded states: ``state``, ``tactic``, ``error``, ``logprob``) and its budget ledger:
+        ``wall_s`` (all of it) = ``startup_s`` (the backend starting the theorem) + ``time_s``
+        (the search: ``generator_time_s`` + ``backend_time_s`` + bookkeeping) + ``recheck_s``;
+        ``lean_calls`` (the start, each tactic run, the re-check) and ``tokens_generated``
+        (when the generator counts them).
 
         Sound by construction: a proof the search found counts only when the re-check in a
         fresh environment passes (:meth:`recheck`); otherwise the row is ``rejected`` with the
         reason in ``error``, and the proof does not enter ``proofs.json``. Under ``replay`` the
         traced proofs count unchecked (``checked`` is false)."""
+        if self.generator is None:
+            raise ConfigError(
+                "this prover's generator is the Ray workers' shared one (num_workers > 1): "
+                "only evaluate() runs searches",
+                hint="prove one theorem with a Prover of num_workers=1",
+            )
         theorem = as_theorem(theorem)
+        began = time.monotonic()
+        self.reseed(theorem, attempt)
         cut_before = int(getattr(self.generator, "unfinished", 0))
+        tokens_before = int(getattr(self.generator, "tokens_generated", 0))
         result = self.search(theorem)
         cut_off = int(getattr(self.generator, "unfinished", 0)) - cut_before
+        tokens = int(getattr(self.generator, "tokens_generated", 0)) - tokens_before
         verdict = None
+        rechecked = time.monotonic()
         if result.proved:
             verdict = self.recheck(theorem, "\n".join(s.tactic for s in result.proof))
             if verdict is not None and not verdict.proved:
                 result.status = "rejected"
                 result.error = f"{verdict.status}: {verdict.reason}"
+        recheck_s = time.monotonic() - rechecked
         return {
             "id": theorem_id(theorem),
             "full_name": theorem.full_name,
             "file_path": theorem.file_path,
             "repository": repository(theorem),
             "split": split,
+            "attempt": attempt,
             "backend": self.backend.name,
             "proved": result.proved,
             "status": result.status,
@@ -336,7 +394,15 @@ class Prover:
             "checked": verdict is not None and verdict.proved,
             "axioms": None if verdict is None or verdict.axioms is None else list(verdict.axioms),
             "tactics_cut_off": cut_off,
+            "wall_s": round(time.monotonic() - began, 4),
+            "startup_s": round(self.startup_s, 4),
+            "recheck_s": round(recheck_s, 4),
+            "lean_calls": int(result.status != "init_failed")
+            + result.tactics_tried
+            + int(verdict is not None),
+            "tokens_generated": tokens,
             "traced": traced_record(theorem, result) if result.proved else None,
+            "negatives": [dataclasses.asdict(n) for n in result.negatives],
         }
 
     def load_theorems(self) -> list[Theorem]:
@@ -356,7 +422,13 @@ class Prover:
             return None
         from leantrain.prover.prover_config import tracked_defaults
 
-        return ResultStore(self.config.output_dir, self.tracked(), self.metric, tracked_defaults())
+        return ResultStore(
+            self.config.output_dir,
+            self.tracked(),
+            self.metric,
+            tracked_defaults(),
+            attempts=self.config.attempts,
+        )
 
     def tracked(self) -> dict[str, Any]:
         """What ``prover_config.json`` records and a resume must share: the config's tracked
@@ -372,35 +444,61 @@ class Prover:
         split: str | None = None,
         show_progress: bool | None = None,
     ) -> dict[str, Any]:
-        """Prove ``theorems`` (default: :meth:`load_theorems`) and return the summary.
+        """Prove ``theorems`` (default: :meth:`load_theorems`; those of ``config.shard``),
+        ``config.attempts`` searches each, and return the summary. With ``config.num_workers``
+        over 1 the searches run on Ray actors sharing one generator
+        (:mod:`leantrain.prover.parallel`).
 
         With ``config.output_dir`` every result is appended to ``results.jsonl`` as it ends and
-        theorems already there are skipped, so a killed run continues where it stopped.
+        searches already there are skipped, so a killed run continues where it stopped.
         """
-        split = self.config.split if split is None else split
+        cfg = self.config
+        split = cfg.split if split is None else split
         todo = [as_theorem(t) for t in (self.load_theorems() if theorems is None else theorems)]
+        todo = [t for t in todo if in_shard(theorem_id(t), cfg.shard)]
         if not todo:
-            raise DataError(None, "no theorems to prove", hint="check --data, --split, --theorems")
+            where = f" in shard {cfg.shard}" if cfg.shard else ""
+            raise DataError(
+                None, f"no theorems to prove{where}", hint="check --data, --split, --theorems"
+            )
         check_theorems(self.backend, todo)
         store = self.store()
         done = store.open() if store is not None else set()
         rows = list(store.rows) if store is not None else []
-        show = self.config.progress_bar if show_progress is None else show_progress
+        pending = [
+            (theorem, attempt)
+            for theorem in todo
+            for attempt in range(cfg.attempts)
+            if (theorem_id(theorem), attempt) not in done
+        ]
+        show = cfg.progress_bar if show_progress is None else show_progress
         from tqdm.auto import tqdm
 
-        bar = tqdm(todo, desc="proving", unit="thm", disable=not show, dynamic_ncols=True)
-        for theorem in bar:
-            if theorem_id(theorem) in done:
-                continue
-            row = self.prove(theorem, split)
-            rows.append(row)
-            done.add(row["id"])
+        bar = tqdm(total=len(pending), desc="proving", unit="search", disable=not show)
+
+        def record(row: dict[str, Any]) -> None:
             if store is not None:
-                store.add(row)
-            proved = sum(r["proved"] for r in rows)
-            bar.set_postfix_str(f"{self.metric} {proved}/{len(rows)}")
+                store.add(row)  # the negatives go to negatives.jsonl, not into memory
+                row = {k: v for k, v in row.items() if k != "negatives"}
+            rows.append(row)
+            proved = len({r["id"] for r in rows if r["proved"]})
+            bar.update(1)
+            bar.set_postfix_str(f"{self.metric} {proved}/{len({r['id'] for r in rows})}")
+
+        extra: dict[str, Any] = {}
+        if cfg.num_workers > 1 and pending:
+            from leantrain.prover.parallel import prove_parallel
+
+            extra = {"generation_service": prove_parallel(self, pending, split, record)}
+            if store is not None:
+                store.extra.update(extra)
+        else:
+            for theorem, attempt in pending:
+                record(self.prove(theorem, split, attempt))
+        bar.close()
         if store is not None:
             store.write_summary()
             store.write_proofs()
         wanted = {theorem_id(t) for t in todo}
-        return summarize([r for r in rows if r["id"] in wanted], self.metric)
+        summary = summarize([r for r in rows if r["id"] in wanted], self.metric, cfg.attempts)
+        return {**summary, **extra}

@@ -23,16 +23,47 @@ UNTRACKED_KEYS = frozenset(
         "theorems",
         "max_theorems",
         "progress_bar",
-        "device",
-        "generation_batch_size",
+        "attempts",
+        "shard",
+        "preset",
+        "num_workers",
+        "ray_address",
         "repl_command",
         "url",
     ]
 )
 """Settings that may change between a run and its resumption in the same output directory:
-they choose which theorems are proved and where, not how (a changed search or model is an
-error, since the results would mix two configurations). ``repl_command`` and ``url`` say how
-Lean is reached (a REPL binary moved, a server on another port), not what it is asked."""
+they choose which theorems (and attempts: each attempt's seed is its own, so more attempts
+extend a run) are proved and where, not how (a changed search or model is an error, since the
+results would mix two configurations; ``device``, ``generation_batch_size`` and the engine
+change what a generator proposes, so they are tracked). ``preset`` is recorded through the
+settings it fills. ``num_workers`` and ``ray_address`` say how many provers run and where (a run
+resumes with more or fewer; which states share a generator call then depends on timing, as it
+does between two runs with the same count), ``repl_command`` and ``url`` how Lean is reached,
+not what is asked."""
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # ReProver (Yang et al. 2023, prover/evaluate.py): 64 beams, no expansion cap, 600 s; its
+    # ByT5 tactics are at most 512 tokens = 512 bytes, and a BPE token is at least one byte,
+    # so 512 new tokens never cut a tactic ReProver could write
+    "reprover": {
+        "num_sampled_tactics": 64,
+        "max_expansions": None,
+        "timeout": 600.0,
+        "max_new_tokens": 512,
+        "decoding": "beam",
+    },
+    # BFS-Prover (Xin et al. 2025; V2 keeps its search): a budget of 2048 x 2 x 600 — passes x
+    # sampled tactics per expansion x expansions — with length normalisation; one pass here
+    # (--attempts gives more), the wall-clock timeout left at ours
+    "bfs-prover": {
+        "num_sampled_tactics": 2,
+        "max_expansions": 600,
+        "decoding": "sample",
+        "length_normalize": True,
+    },
+}
+"""The settings each ``--preset`` fills (those not given explicitly)."""
 
 
 @dataclass
@@ -60,6 +91,35 @@ class SearchArgs(Group):
     temperature: Positive = setting(1.0, "Sampling temperature.")
     max_new_tokens: AtLeast1 = setting(64, "Longest tactic, in tokens.")
     generation_batch_size: AtLeast1 = setting(8, "Most states per generate call.")
+    attempts: AtLeast1 = setting(
+        1, "Independent searches per theorem, each seeded from (seed, theorem, attempt): pass@k."
+    )
+    preset: Literal["reprover", "bfs-prover"] | None = setting(
+        None,
+        "Fill the settings not given with an anchor's budget: reprover (k 64, no expansion cap, "
+        "600 s, 512-token tactics, beam), bfs-prover (2 sampled tactics x 600 expansions, "
+        "length-normalised; its 2048 passes are --attempts).",
+    )
+    shard: str | None = setting(
+        None,
+        "i/n: prove only shard i of n of the theorems selected (a stable hash of the theorem "
+        "id picks it); merge the shards with 'leantrain prove-merge'.",
+    )
+    num_workers: AtLeast1 = setting(
+        1, "Prover actors on Ray sharing one generator (over 1 needs leantrain-prover[ray])."
+    )
+    ray_address: str | None = setting(None, "Ray cluster to join (default: a local one).")
+
+    def check_group(self) -> None:
+        """A shard that is not ``i/n`` with ``0 <= i < n``: one line."""
+        if self.shard is not None:
+            m = re.fullmatch(r"(\d+)/(\d+)", self.shard)
+            index, count = (int(m[1]), int(m[2])) if m else (0, 0)
+            if not m or index >= count:
+                raise ConfigError(
+                    f"--shard {self.shard!r} is not i/n with 0 <= i < n",
+                    hint="e.g. --shard 0/4 … --shard 3/4 for four shards",
+                )
 
 
 @dataclass
@@ -110,6 +170,15 @@ class ModelsArgs(Group):
 
 
 @dataclass
+class MergeArgs(OutputDir, defaults={"output_dir": dataclasses.MISSING}):
+    """``leantrain prove-merge``: shard runs into one run directory (``output_dir``)."""
+
+    runs: list[str] = setting(
+        help="Output directories of the runs to merge (the shards of one run).", positional=True
+    )
+
+
+@dataclass
 class TheoremArgs(EvalSplitArgs):
     """Which theorems are proved (of the split :class:`EvalSplitArgs` names). The results go to
     core's ``output_dir``: results.jsonl, summary.json and proofs.json (theorems done are
@@ -151,6 +220,30 @@ class ProverConfig(
     def tracked(self) -> dict[str, Any]:
         """The settings a resumed run must share with the run it continues."""
         return {k: v for k, v in config_to_dict(self).items() if k not in UNTRACKED_KEYS}
+
+
+def finalize(config: ProverConfig) -> ProverConfig:
+    """Fill the settings ``config.preset`` names and ``config`` does not give (from the command
+    line: its flags or ``--config`` file; from Python: those at their default), then refuse
+    ``attempts > 1`` under beam search (every attempt would be the same search). Idempotent."""
+    from leantrain.core.parser import given
+
+    if config.preset is not None:
+        named = given(config) or {
+            k
+            for k, f in ProverConfig.__dataclass_fields__.items()
+            if f.default is not dataclasses.MISSING and getattr(config, k) != f.default
+        }
+        for key, value in PRESETS[config.preset].items():
+            if key not in named:
+                setattr(config, key, value)
+    if config.attempts > 1 and config.decoding == "beam":
+        raise ConfigError(
+            f"--attempts {config.attempts} with --decoding beam: beam search is deterministic, "
+            "so every attempt would be the same search",
+            hint="--decoding sample for independent attempts, or --attempts 1",
+        )
+    return config
 
 
 def _required(name: str) -> Any:

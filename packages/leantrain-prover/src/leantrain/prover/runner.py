@@ -12,7 +12,7 @@ from typing import Any
 
 from leantrain.core.atomic import atomic_write_bytes
 from leantrain.core.errors import ConfigError
-from leantrain.prover.prover_config import ProveArgs
+from leantrain.prover.prover_config import MergeArgs, ProveArgs
 
 
 def prove_command(cfg: ProveArgs) -> dict[str, Any]:
@@ -40,11 +40,12 @@ def prove_command(cfg: ProveArgs) -> dict[str, Any]:
         )
     from leantrain.prover.premise_prompts import check_premise_settings, premise_settings
     from leantrain.prover.prover import Prover, check_theorems, make_backend
-    from leantrain.prover.prover_config import tracked_defaults
+    from leantrain.prover.prover_config import finalize, tracked_defaults
     from leantrain.prover.results import ResultStore
     from leantrain.prover.summary import one_line
     from leantrain.prover.theorems import load_split
 
+    finalize(cfg)  # the preset's settings; --attempts > 1 needs --decoding sample
     theorems = load_split(
         cfg.data,
         cfg.split,
@@ -61,10 +62,25 @@ def prove_command(cfg: ProveArgs) -> dict[str, Any]:
     ResultStore(
         cfg.output_dir, {**cfg.tracked(), **premises.record(cfg)}, metric, tracked_defaults()
     ).check()
+    if cfg.num_workers > 1:  # no Ray: one line naming the extra, before any model loads
+        from leantrain.prover.parallel import require_ray
+
+        require_ray()
     summary = Prover(cfg, lean_backend=backend).evaluate(theorems)
     where = cfg.output_dir
     if results_file is not None:
         atomic_write_bytes(results_file, (Path(cfg.output_dir) / RESULTS).read_bytes())
         where = f"{results_file} (the run, to resume: {cfg.output_dir}/)"
     print(one_line(summary) + f"; results in {where}", file=sys.stderr)
+    return summary
+
+
+def merge_command(cfg: MergeArgs) -> dict[str, Any]:
+    """Run ``leantrain prove-merge S0 S1 … --output-dir ALL``: the merged summary (printed as
+    JSON), its headline on stderr."""
+    from leantrain.prover.results import merge_runs
+    from leantrain.prover.summary import one_line
+
+    summary = merge_runs(cfg.runs, cfg.output_dir)
+    print(one_line(summary) + f"; merged results in {cfg.output_dir}", file=sys.stderr)
     return summary

@@ -75,6 +75,17 @@ class ProofStep:
     state_after: str
 
 
+@dataclass(frozen=True)
+class Negative:
+    """A tactic that failed on an expanded state: what Lean said, and the generator's score of
+    it (a rejected example for preference training, as BFS-Prover's DPO pairs)."""
+
+    state: str
+    tactic: str
+    error: str
+    logprob: float
+
+
 @dataclass
 class SearchResult:
     """What one search did: status, the proof if found, and its costs."""
@@ -88,6 +99,8 @@ class SearchResult:
     generator_time_s: float = 0.0
     backend_time_s: float = 0.0
     error: str | None = None
+    negatives: list[Negative] = field(default_factory=list)
+    """The tactics Lean refused (or that timed out) on each expanded state, with their scores."""
 
     @property
     def proved(self) -> bool:
@@ -204,10 +217,12 @@ class _Search:
                 raise ValueError(
                     f"the generator answered {len(proposals)} lists for {len(batch)} states"
                 )
-            r.expansions += len(batch)
             children: list[_Node] = []
             for node, tactics in zip(batch, proposals):
-                if self._expand(node, tactics, children):
+                over = self._expand(node, tactics, children)
+                if r.status != "timeout":  # an expansion counts once its tactics have run
+                    r.expansions += 1
+                if over:
                     return  # over: the new states need no priority
             self._push(children)
         # no open node left: "budget" when the node budget dropped states that were still open
@@ -228,7 +243,11 @@ class _Search:
                 r.status, r.proof = "proved", _proof(node, tactic)
                 return True
             if outcome.kind != "state" or outcome.state is None:
-                continue  # an error or a timed-out tactic is a dead end
+                # an error or a timed-out tactic is a dead end
+                r.negatives.append(
+                    Negative(node.state.pp, tactic, outcome.message or outcome.kind, logprob)
+                )
+                continue
             if outcome.state.pp in self.seen:
                 continue  # a state reached before: the earlier path stands
             if self.s.max_nodes is not None and len(self.seen) >= self.s.max_nodes:
