@@ -166,6 +166,11 @@ class Prover:
         else:
             self.config = config_from_dict(ProverConfig, {**dict(config or {}), **settings})
         cfg = self.config
+        if cfg.mode == "whole":
+            raise ConfigError(
+                "Prover searches tactic by tactic; mode 'whole' is leantrain.prover.whole",
+                hint="use WholeProver (leantrain prove --mode whole), or mode 'tactic'",
+            )
         self.backend = lean_backend if lean_backend is not None else make_backend(cfg)
         # the prompt: the generator's prompt.json, or the settings given (one-line errors, no
         # model loaded yet), with the retriever checkpoint and its fingerprint

@@ -60,6 +60,15 @@ class SearchArgs(Group):
     temperature: Positive = setting(1.0, "Sampling temperature.")
     max_new_tokens: AtLeast1 = setting(64, "Longest tactic, in tokens.")
     generation_batch_size: AtLeast1 = setting(8, "Most states per generate call.")
+    attempts: AtLeast1 = setting(
+        1, "Independent searches per theorem, each seeded from (seed, theorem, attempt): pass@k."
+    )
+    feedback_rounds: Literal[0, 1] = setting(
+        0, "--mode whole: 1 asks once more after each failed attempt, with Lean's messages."
+    )
+    max_proof_tokens: AtLeast1 = setting(
+        512, "--mode whole: longest proof, in tokens (--attempts proofs sampled per theorem)."
+    )
 
 
 @dataclass
