@@ -121,7 +121,7 @@ def _benchmark(tmp_path):
 
 
 def test_lean_check_on_the_fake_repl(tmp_path):
-    cmd = fake_repl_command(tmp_path, "mathlib_H20231020")
+    cmd = fake_repl_command("mathlib_H20231020", "unfinished_tactic_block")
     cfg = _cfg(tmp_path, _benchmark(tmp_path), backend="repl", repl_command=cmd, attempts=2)
     replies = {
         "mathd_numbertheory_188": ["by norm_num", "by sorry"],  # Lean accepts; sorry: refused

@@ -238,3 +238,35 @@ def proof_script(proof: str) -> str:
         return first.strip()
     body = textwrap.dedent(others)
     return f"{first.strip()}\n{body}".strip("\n") if first.strip() else body.strip("\n")
+
+
+def whole_proof_rl_rows(
+    theorems: Iterable[Theorem], system_prompt: str | None = WHOLE_PROOF_SYSTEM_PROMPT
+) -> list[dict[str, object]]:
+    """GRPO rows of ``--mode whole``, one per theorem with a statement and a proof: ``prompt``
+    (:func:`whole_proof_prompt`), ``reference`` (the proof), ``origin``, and what the ``lean``
+    reward needs to ask Lean — ``formal_statement`` and ``header`` when the record has a header
+    (an imported or benchmark row; else ``None``: the statement is read from the Lean project
+    at ``file_path`` / ``start``), ``url``, ``commit``, ``file_path``, ``full_name``,
+    ``start``."""
+    rows: list[dict[str, object]] = []
+    for theorem in theorems:
+        example = whole_proof_example(theorem)
+        if example is None:
+            continue
+        own = theorem.header is not None
+        rows.append(
+            {
+                "prompt": whole_proof_prompt(example, system_prompt),
+                "reference": example.proof,
+                "origin": example.origin,
+                "formal_statement": prompt_statement(example.statement) if own else None,
+                "header": example.header if own else None,
+                "url": theorem.url,
+                "commit": theorem.commit,
+                "file_path": theorem.file_path,
+                "full_name": theorem.full_name,
+                "start": list(theorem.start),
+            }
+        )
+    return rows
