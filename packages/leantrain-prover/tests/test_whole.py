@@ -64,7 +64,7 @@ def test_replay_counts_only_the_traced_proof_and_reports_pass_at_k(tmp_path, nat
     cfg = _cfg(tmp_path, nat_basics)
     sampler = Scripted(REPLIES)
     summary = prove_whole(cfg, sampler=sampler)
-    assert summary["metric"] == "replay whole-proof rate"
+    assert summary["metric"] == "replay whole proof rate"
     assert (summary["proved"], summary["attempted"]) == (3, 3)
     rows = {r["full_name"]: r for r in map(json.loads, (tmp_path / "pw/results.jsonl").open())}
     assert rows["NatBasics.sumTo_succ"]["outcomes"] == [True, True, False]
@@ -128,7 +128,7 @@ def test_lean_check_on_the_fake_repl(tmp_path):
         "def f": ["by skip", "by skip"],  # Lean: unsolved goals
     }
     summary = prove_whole(cfg, sampler=Scripted(replies))
-    assert summary["metric"] == "whole-proof rate" and summary["pass@1"] == pytest.approx(0.25)
+    assert summary["metric"] == "whole proof rate" and summary["pass@1"] == pytest.approx(0.25)
     rows = {r["full_name"]: r for r in map(json.loads, (tmp_path / "pw/results.jsonl").open())}
     ok, bad = rows["mathd_numbertheory_188"], rows["f"]
     assert ok["outcomes"] == [True, False] and ok["checked"] and ok["lean_calls"] == 1

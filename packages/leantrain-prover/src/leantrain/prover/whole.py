@@ -10,7 +10,7 @@ and each is checked whole:
     offline: a proof counts only when it equals (whitespace normalised, as the Lean check
     receives it) the theorem's traced proof — its ``formal_proof``, or its traced tactics
     joined as a ``by`` block. Every other proof counts as a failure, so the rate is the
-    **replay whole-proof rate**, a lower bound (``replay_pass@k`` in the summary).
+    **replay whole proof rate**, a lower bound (``replay_pass@k`` in the summary).
 ``repl`` / ``pantograph`` / ``kimina``
     Lean's whole-theorem check through leantrain-lean's contract, screened and judged by the
     same soundness rules as every found proof (:func:`leantrain.lean.check_proof`); the ``k``
@@ -49,9 +49,9 @@ from leantrain.tactics.whole_proof import (
     whole_proof_prompt,
 )
 
-REPLAY_WHOLE_METRIC = "replay whole-proof rate"
+REPLAY_WHOLE_METRIC = "replay whole proof rate"
 """The share of theorems proved at least once under the replay check (a lower bound)."""
-WHOLE_METRIC = "whole-proof rate"
+WHOLE_METRIC = "whole proof rate"
 WHOLE_BACKENDS = ("replay", "repl", "pantograph", "kimina")
 
 
@@ -248,12 +248,29 @@ def found_record(theorem: Theorem, proof: str) -> dict[str, Any]:
 
 
 class WholeProver:
-    """Samples, checks and records whole proofs (see the module docstring). ``sampler`` and
-    ``checker`` objects replace the generator and backend the config names (tests)."""
+    """Samples, checks and records whole proofs (see the module docstring)::
+
+        prover = WholeProver(generator="runs/sft", data="export", backend="replay",
+                             attempts=8, output_dir="pw")
+        summary = prover.evaluate()      # pass@1…8; a rerun resumes
+
+    ``cfg`` is a :class:`ProverConfig`, a dict of its keys, or keys given as keywords (``mode``
+    is ``whole``). ``sampler`` and ``checker`` objects replace the generator and backend the
+    config names (tests)."""
 
     def __init__(
-        self, cfg: ProverConfig, *, sampler: ProofSampler | None = None, checker: Any = None
+        self,
+        cfg: ProverConfig | Mapping[str, Any] | None = None,
+        *,
+        sampler: ProofSampler | None = None,
+        checker: Any = None,
+        **settings: Any,
     ) -> None:
+        if not isinstance(cfg, ProverConfig):  # a dict or keywords, as Prover takes
+            from leantrain.core.config import config_from_dict
+
+            values = {**dict(cfg or {}), **settings, "mode": "whole"}
+            cfg = config_from_dict(ProverConfig, values)
         self.cfg = cfg
         self.checker = checker if checker is not None else make_checker(cfg)
         self.system_prompt = self._system_prompt(model_required=sampler is None)
@@ -413,16 +430,37 @@ class WholeProver:
         row["proofs_cut_off"] += sum(not s.finished for s in samples)
         return [extract_proof(s.text) if s.finished else "" for s in samples]
 
-    def evaluate(self, theorems: Sequence[Theorem], split: str) -> dict[str, Any]:
-        """Prove ``theorems`` (theorems already in ``output_dir`` skipped) and summarise."""
+    def evaluate(
+        self,
+        theorems: Sequence[Theorem] | None = None,
+        split: str | None = None,
+        *,
+        show_progress: bool | None = None,
+    ) -> dict[str, Any]:
+        """Prove ``theorems`` (default: the config's ``data`` / ``split`` / ``theorems`` /
+        ``max_theorems``; those already in ``output_dir`` skipped) and summarise."""
         import torch
-        from leantrain.prover.theorems import theorem_id
+        from leantrain.prover.theorems import load_split, theorem_id
         from tqdm.auto import tqdm
 
+        cfg = self.cfg
+        split = cfg.split if split is None else split
+        if theorems is None:
+            theorems = load_split(
+                cfg.data,
+                cfg.split,
+                split_strategy=cfg.split_strategy,
+                names=cfg.theorems,
+                limit=cfg.max_theorems,
+            )
+
+        contract = getattr(self.checker, "contract", None)
+        if contract is not None:  # an export's theorem without --lean-project: one line
+            contract.check_theorems(theorems)
         torch.manual_seed(self.cfg.seed)
         done = self.store.open() if self.store is not None else set()
         rows = list(self.store.rows) if self.store is not None else []
-        show = self.cfg.progress_bar
+        show = self.cfg.progress_bar if show_progress is None else show_progress
         bar = tqdm(theorems, desc="proving", unit="thm", disable=not show, dynamic_ncols=True)
         for theorem in bar:
             if theorem_id(theorem) in done:
@@ -449,7 +487,7 @@ def _defaults() -> dict[str, Any]:
 
 
 def one_line_whole(summary: Mapping[str, Any]) -> str:
-    """``replay whole-proof rate: 2/3 (66.7 %); replay_pass@1 0.417 …`` — the headline."""
+    """``replay whole proof rate: 2/3 (66.7 %); replay_pass@1 0.417 …`` — the headline."""
     from leantrain.prover.summary import metric_key
 
     key = metric_key(summary["metric"])
@@ -486,8 +524,6 @@ def prove_whole(
     )
     checker = make_checker(cfg)  # a missing REPL or a bad URL: one line before the model
     try:
-        if isinstance(checker, LeanProofCheck):
-            checker.contract.check_theorems(theorems)
         summary = WholeProver(cfg, sampler=sampler, checker=checker).evaluate(theorems, cfg.split)
     finally:
         checker.close()
