@@ -244,6 +244,10 @@ def test_a_changed_prove_section_is_refused_on_resume(tmp_path, fake_trainers):
         ("trainers: [sft, prove]\nprove: {max_expansions: 0}", "max_expansions"),
         ("trainers: [sft, prove]\nprove: {backend: lean}", "backend"),
         ("trainers: [sft]\nprove: {max_expansions: 3}", "'prove' is not in 'trainers'"),
+        (
+            "trainers: [sft, prove]\nprove: {mode: whole}",
+            "'prove' has mode whole and proves with the models of 'sft', trained in mode tactic",
+        ),
     ],
 )
 def test_bad_prove_configs_are_one_line_and_nothing_runs(
@@ -380,6 +384,7 @@ def test_whole_mode_gives_the_matrix_of_pass_at_k(tmp_path, monkeypatch):
     run_dir = tmp_path / "run"
     config = _config(run_dir)
     config["prove"] = {"mode": "whole", "attempts": 2}
+    config["sft"] = {"mode": "whole"}  # the generator's mode (a whole-proof model)
     result = Pipeline(config).run()
     _, cells = proof_matrix(run_dir)
     n = len(result["repos"])
