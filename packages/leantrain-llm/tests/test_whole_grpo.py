@@ -133,3 +133,17 @@ def test_grpo_whole_trains_on_the_replay_reward_and_saves_its_prompt(tmp_path):
     assert saved.mode == "whole" and saved.system_prompt == WHOLE_PROOF_SYSTEM_PROMPT
     metrics = trainer.evaluate(sample_data_dir() / "nat-basics", "test")
     assert metrics["eval_loss"] > 0  # the held-out proofs' loss
+
+
+@pytest.mark.slow  # loads the tiny model
+def test_llm_eval_mode_whole_is_the_held_out_proof_loss():
+    from leantrain.core.config import config_from_dict
+    from leantrain.llm.eval_config import EvalConfig
+    from leantrain.llm.runner import evaluate_command
+
+    data = str(sample_data_dir() / "nat-basics")
+    values = {"model_name": "tiny", "data_path": data, "mode": "whole", "eval_k": 1}
+    config = config_from_dict(EvalConfig, {**values, "eval_max_new_tokens": 4})
+    metrics = evaluate_command(config)
+    assert metrics["num_examples"] == 3  # the three test theorems' whole proofs
+    assert metrics["eval_loss"] > 0 and metrics["top1_accuracy"] == 0.0

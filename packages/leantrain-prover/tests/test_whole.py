@@ -170,3 +170,43 @@ def prover_theorems(data):
     from leantrain.prover.theorems import load_split
 
     return load_split(data, "test")
+
+
+class BatchChecker:
+    """A whole-proof backend with ``check_many`` (as kimina): records its batches."""
+
+    name, metric = "kimina", "proof rate"
+
+    def __init__(self):
+        self.batches = []
+
+    def check_many(self, items):
+        from leantrain.lean import CheckResult
+
+        self.batches.append([(t.name, p) for t, p in items])
+        good = ("propext",)
+        return [
+            CheckResult("ok", axioms=good) if p == "norm_num" else CheckResult("ok", errors=("no",))
+            for _, p in items
+        ]
+
+    def close(self):
+        pass
+
+
+def test_the_k_proofs_of_a_theorem_go_to_lean_in_one_batch(tmp_path):
+    from leantrain.prover.whole import LeanProofCheck
+
+    backend = BatchChecker()
+    cfg = _cfg(tmp_path, _benchmark(tmp_path), backend="kimina", attempts=3)
+    checker = LeanProofCheck(backend, cfg.allowed_axioms, None)
+    replies = {
+        "mathd_numbertheory_188": ["by norm_num", "by\n  simp", "by sorry"],
+        "def f": ["by skip"] * 3,
+    }
+    prover = WholeProver(cfg, sampler=Scripted(replies), checker=checker)
+    summary = prover.evaluate(theorems=None, split="test")
+    # sorry is screened out; the other two go in one request, as the check's tactic scripts
+    first = [("mathd_numbertheory_188", "norm_num"), ("mathd_numbertheory_188", "simp")]
+    assert backend.batches == [first, [("f", "skip")] * 3]
+    assert summary["pass@1"] == pytest.approx((1 / 3 + 0) / 2)
