@@ -391,6 +391,7 @@ class WholeProver:
         prompt = whole_proof_prompt(target, self.system_prompt)
         (samples,), seconds = self._sample([prompt], k)
         row["generator_time_s"] += seconds
+        samples = [*samples, *[Sample("", 0, True)] * k][:k]  # a missing sample: an empty proof
         proofs = self._proofs(samples, row)
         checked, seconds = self._check([(target, p) for p in proofs])
         row["backend_time_s"] += seconds
