@@ -73,8 +73,11 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
         main(["sft", "--data", str(tmp_path / "missing"), "--output-dir", str(tmp_path / "o")]) == 1
     )
     assert "missing: no such file or directory" in capsys.readouterr().err
+    # two letters swapped is the likelier typo than a letter dropped: --modle is --model
     assert main(["sft", "--modle", "tiny"]) == 2
     assert "did you mean '--model'" in capsys.readouterr().err
+    assert main(["sft", "--mod", "whole"]) == 2
+    assert "did you mean '--mode'" in capsys.readouterr().err
 
 
 @pytest.mark.slow

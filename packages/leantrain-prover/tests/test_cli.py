@@ -223,3 +223,14 @@ def test_required_options_are_marked_in_help_and_have_no_default(tmp_path, capsy
     assert out.count("(required)") == 3
     code, _, err = _prove(capsys, "--generator", "tiny", "--output-dir", tmp_path / "o")
     assert code == 2 and "missing required --data" in _one_line_error(err)
+
+
+def test_whole_proof_settings_refused_in_tactic_mode():
+    from leantrain.core.errors import ConfigError
+    from leantrain.prover.prover_config import ProverConfig
+
+    with pytest.raises(ConfigError, match="--feedback-rounds is a setting of --mode whole"):
+        ProverConfig(feedback_rounds=1)
+    with pytest.raises(ConfigError, match="--max-proof-tokens is a setting of --mode whole"):
+        ProverConfig(max_proof_tokens=64)
+    assert ProverConfig(mode="whole", feedback_rounds=1, max_proof_tokens=64).feedback_rounds == 1

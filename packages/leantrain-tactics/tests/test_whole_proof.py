@@ -81,3 +81,76 @@ def test_real_export_gives_one_example_per_traced_theorem():
     examples = list(whole_proof_examples(theorems))
     assert len(examples) == sum(1 for t in theorems if t.traced_tactics and t.theorem_statement)
     assert all(e.statement.endswith(":=") and e.proof.startswith("by\n  ") for e in examples)
+
+
+def test_whole_proof_prompt_is_header_and_statement_and_the_target_is_the_proof():
+    from leantrain.tactics.whole_proof import (
+        WHOLE_PROOF_SYSTEM_PROMPT,
+        whole_proof_completion,
+        whole_proof_prompt,
+    )
+
+    t = _theorem(
+        theorem_statement="theorem foo : 1 + 1 = 2 := by sorry",
+        header="import Mathlib\nopen Nat",
+        formal_proof="by\n  norm_num",
+    )
+    ex = whole_proof_example(t)
+    prompt = whole_proof_prompt(ex)
+    assert prompt == [
+        {"role": "system", "content": WHOLE_PROOF_SYSTEM_PROMPT},
+        {"role": "user", "content": "import Mathlib\nopen Nat\n\ntheorem foo : 1 + 1 = 2 :="},
+    ]
+    assert whole_proof_completion(ex) == [{"role": "assistant", "content": "by\n  norm_num"}]
+    # a record without a proof (a benchmark row) is asked the same way; no header, no system
+    assert whole_proof_prompt(t, "") == prompt[1:]
+    bare = whole_proof_prompt(_theorem(theorem_statement="theorem foo : True"), None)
+    assert bare == [{"role": "user", "content": "theorem foo : True :="}]
+    # one round of feedback: the failed attempt and Lean's messages follow the statement
+    fed = whole_proof_prompt(ex, feedback=("by simp", "unsolved goals ⊢ 2 = 2"))
+    assert fed[1]["content"].startswith(prompt[1]["content"] + "\n\nA previous attempt:\nby simp")
+    assert "Lean's answer:\nunsolved goals ⊢ 2 = 2" in fed[1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "proof"),
+    [
+        ("by\n  norm_num", "by\n  norm_num"),
+        ("```lean4\nby\n  norm_num\n```", "by\n  norm_num"),
+        (
+            "```lean\nimport Mathlib\ntheorem foo : 1 + 1 = 2 := by\n  norm_num\n```",
+            "by\n  norm_num",
+        ),
+        ("theorem foo (h : a = b := rfl) : b = a := h.symm", "h.symm"),
+        ("theorem foo : True", ""),
+        ("   ", ""),
+    ],
+)
+def test_extract_proof_reads_the_proof_out_of_a_reply(reply, proof):
+    from leantrain.tactics.whole_proof import extract_proof
+
+    assert extract_proof(reply) == proof
+
+
+@pytest.mark.parametrize(
+    ("proof", "script"),
+    [
+        ("by norm_num", "norm_num"),
+        ("by\n  intro h\n  exact h", "intro h\nexact h"),
+        ("by intro h\n   exact h", "intro h\nexact h"),
+        ("Nat.le_refl _", "exact Nat.le_refl _"),
+        ("fun h =>\n  h", "exact\n  fun h =>\n    h"),
+    ],
+)
+def test_proof_script_is_what_the_lean_check_takes(proof, script):
+    from leantrain.tactics.whole_proof import proof_script
+
+    assert proof_script(proof) == script
+
+
+def test_default_system_prompt_by_mode():
+    from leantrain.tactics import DEFAULT_SYSTEM_PROMPT
+    from leantrain.tactics.whole_proof import WHOLE_PROOF_SYSTEM_PROMPT, default_system_prompt
+
+    assert default_system_prompt("whole") == WHOLE_PROOF_SYSTEM_PROMPT
+    assert default_system_prompt("tactic") == DEFAULT_SYSTEM_PROMPT

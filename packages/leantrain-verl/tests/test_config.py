@@ -125,3 +125,15 @@ def test_overrides_parse_yaml_values():
     }
     with pytest.raises(ConfigError, match="key=value"):
         parse_overrides(["nonsense"])
+
+
+def test_mode_whole_is_refused_in_one_line():
+    from leantrain.core.config import config_from_dict
+    from leantrain.verl.config import ConvertArgs, LeantrainSection
+
+    with pytest.raises(ConfigError, match="--mode whole is not supported") as info:
+        config_from_dict(LeantrainSection, {"mode": "whole"})
+    assert "leantrain grpo --mode whole" in info.value.one_line()
+    with pytest.raises(ConfigError, match="--mode whole is not supported"):
+        config_from_dict(ConvertArgs, {"mode": "whole", "data_path": "d", "output_dir": "o"})
+    assert config_from_dict(LeantrainSection, {"mode": "tactic"}).mode == "tactic"

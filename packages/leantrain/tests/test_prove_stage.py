@@ -244,6 +244,10 @@ def test_a_changed_prove_section_is_refused_on_resume(tmp_path, fake_trainers):
         ("trainers: [sft, prove]\nprove: {max_expansions: 0}", "max_expansions"),
         ("trainers: [sft, prove]\nprove: {backend: lean}", "backend"),
         ("trainers: [sft]\nprove: {max_expansions: 3}", "'prove' is not in 'trainers'"),
+        (
+            "trainers: [sft, prove]\nprove: {mode: whole}",
+            "'prove' has mode whole and proves with the models of 'sft', trained in mode tactic",
+        ),
     ],
 )
 def test_bad_prove_configs_are_one_line_and_nothing_runs(
@@ -330,3 +334,67 @@ def test_real_tiny_models_prove_what_the_generator_memorised(tmp_path):
             [x["tactic"] for x in p["traced_tactics"]] == traced[p["full_name"]] for p in found
         )
     assert "replay proof rate" in Path(result["report"]).read_text()
+
+
+class WholeMemoriser(Memoriser):
+    """The memorising "SFT" of whole proofs: ``{statement: proof}`` of the step's repository."""
+
+    def train_step(self, step):
+        from leantrain.core.schemas import Theorem
+        from leantrain.tactics.whole_proof import prompt_statement, whole_proof_example
+
+        url, _, commit = step.repo.rpartition("@")
+        self.table = {}
+        for record in read_json(Path(step.data) / "random" / "test.json"):
+            t = Theorem.model_validate(record)
+            example = whole_proof_example(t)
+            if (t.url, t.commit) == (url, commit) and example is not None:
+                self.table[prompt_statement(example.statement)] = example.proof
+        return {"memorised": float(len(self.table))}
+
+
+class TableSampler:
+    """Replies with the memorised proof of the prompt's statement, and once with a wrong one."""
+
+    def __init__(self, checkpoint: Path) -> None:
+        self.table = json.loads((checkpoint / "table.json").read_text())
+
+    def sample(self, prompts, k):
+        from leantrain.prover.whole import Sample
+
+        out = []
+        for messages in prompts:
+            proof = self.table.get(messages[-1]["content"], "by skip")
+            out.append([Sample(proof, 5, True), *[Sample("by skip", 2, True)] * (k - 1)])
+        return out
+
+
+@pytest.mark.slow  # the pipeline's imports alone take ~20 s on 2 loaded cores
+def test_whole_mode_gives_the_matrix_of_pass_at_k(tmp_path, monkeypatch):
+    real = pipeline_module.build_trainer
+
+    def build(name, config, pipeline=None):
+        if name == "sft":
+            return WholeMemoriser()
+        stage = real(name, config, pipeline)
+        stage.load_generator = TableSampler
+        return stage
+
+    monkeypatch.setattr(pipeline_module, "build_trainer", build)
+    run_dir = tmp_path / "run"
+    config = _config(run_dir)
+    config["prove"] = {"mode": "whole", "attempts": 2}
+    config["sft"] = {"mode": "whole"}  # the generator's mode (a whole-proof model)
+    result = Pipeline(config).run()
+    _, cells = proof_matrix(run_dir)
+    n = len(result["repos"])
+    for i in range(n):
+        for j in range(i + 1):
+            cell = cells[i][j]
+            # after repository i the sampler knows repository i's whole proofs only
+            assert cell["replay_whole_proof_rate"] == (1.0 if i == j else 0.0), (i, j)
+            assert cell["replay_pass@1"] == (0.5 if i == j else 0.0)
+            assert cell["replay_pass@2"] == cell["replay_whole_proof_rate"]
+    report = Path(result["report"]).read_text()
+    assert "## Replay whole proof rate after each repository" in report
+    assert "prove" in RunManifest.load(run_dir).metrics["forgetting"]

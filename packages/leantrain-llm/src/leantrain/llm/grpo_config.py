@@ -33,10 +33,11 @@ class GRPOConfig(
     leantrain-lean's :class:`LeanArgs`, whose ``backend`` is ``--lean-backend`` here). Batch settings are checked up front
     (TRL needs ``batch × processes × steps_per_generation`` divisible by ``num_generations``)."""
 
-    lean_level: Literal["tactic", "proof"] = setting(
+    lean_level: Literal["tactic", "proof", "whole"] = setting(
         "tactic",
         "What the lean reward judges: tactic (it runs after the proof prefix and changes the "
-        "state, or finishes a re-checked proof) or proof (a whole proof).",
+        "state, or finishes a re-checked proof), proof (a whole tactic script) or whole (the "
+        "proof in a --mode whole reply; --mode whole implies it).",
     )
 
     output_dir: str | None = setting(
@@ -64,10 +65,12 @@ class GRPOConfig(
 
     def __post_init__(self) -> None:
         validate_fields(self)  # first: the ranges before anything reads the values
-        if self.backend == "replay":
+        self._whole_mode()
+        if self.backend == "replay" and self.mode != "whole":
             raise ConfigError(
                 "--lean-backend replay: the lean reward asks Lean, and replay is no Lean backend",
-                hint="choose one of: repl, kimina, pantograph, leandojo",
+                hint="choose one of: repl, kimina, pantograph, leandojo (replay: --mode whole "
+                "only, where it accepts the traced proof)",
             )
         if not self.reward_funcs:
             raise ConfigError(
@@ -82,6 +85,26 @@ class GRPOConfig(
             super().__post_init__()
         except ValueError as e:
             raise ConfigError(f"invalid GRPO settings: {e}") from None
+
+    def _whole_mode(self) -> None:
+        """``--mode whole`` (whole-proof prompts, :mod:`leantrain.tactics.whole_proof`) implies
+        ``lean_level: whole`` and takes ``whole_format`` for the tactic ``format`` reward of the
+        default rewards; ``--lean-level whole`` needs it; no retrieved premises."""
+        if self.mode != "whole":
+            if self.lean_level == "whole":
+                raise ConfigError(
+                    "--lean-level whole judges whole-proof replies, and --mode is tactic",
+                    hint="add --mode whole, or use --lean-level tactic / proof",
+                )
+            return
+        self.lean_level = "whole"
+        if self.reward_funcs == ["format", "reference_match"]:  # the defaults
+            self.reward_funcs = ["whole_format", "reference_match"]
+        if self.retriever:
+            raise ConfigError(
+                "--mode whole asks without retrieved premises, and --retriever is set",
+                hint="leave --retriever out",
+            )
 
     def _check_code(self) -> None:
         """Refuse unregistered ``module:attr`` names now (before anything is imported or run)

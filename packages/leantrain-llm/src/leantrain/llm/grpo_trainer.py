@@ -166,7 +166,16 @@ class GRPOTrainer(LLMTrainer):
         return get_advantage_fn(self.config.advantage_fn, allow_code=self.config.allow_code)
 
     def _dataset(self, data: Any) -> Any:
-        from leantrain.llm.training_data import load_rl_dataset
+        from leantrain.llm.training_data import load_rl_dataset, load_whole_dataset
+
+        if self.config.mode == "whole":  # whole-proof prompts, one row per theorem
+            return load_whole_dataset(
+                data,
+                self.config.train_split,
+                self.config,
+                max_samples=self.config.max_train_samples,
+                prompt=self.prompt,
+            )
 
         return load_rl_dataset(
             data,

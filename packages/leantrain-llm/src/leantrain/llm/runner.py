@@ -84,7 +84,11 @@ def check_first(settings: Any, *, rl: bool = False) -> None:
     """The first usable example of ``settings.data_path`` read (``DataError`` naming the file
     if none), before TRL and transformers are imported (tens of seconds)."""
     split = getattr(settings, "split", None) or settings.train_split
-    if settings.data_path is not None:
+    if settings.data_path is not None and settings.mode == "whole":
+        from leantrain.llm.training_data import whole_rows
+
+        whole_rows(settings.data_path, split, settings, max_samples=1)
+    elif settings.data_path is not None:
         from leantrain.llm.training_data import dataset_config
         from leantrain.tactics import create_rl_dataset, create_sft_dataset
 

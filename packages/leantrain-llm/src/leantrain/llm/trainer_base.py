@@ -190,6 +190,14 @@ class LLMTrainer:
             from leantrain.llm.training_data import model_prompt
 
             self._prompt = model_prompt(self.config)
+        if self._prompt.mode == "whole":  # the tactic default asks for one tactic: not a proof
+            from leantrain.tactics import DEFAULT_SYSTEM_PROMPT
+            from leantrain.tactics.whole_proof import WHOLE_PROOF_SYSTEM_PROMPT
+
+            if self._prompt.system_prompt == DEFAULT_SYSTEM_PROMPT:
+                self._prompt = dataclasses.replace(
+                    self._prompt, system_prompt=WHOLE_PROOF_SYSTEM_PROMPT
+                )
         return self._prompt
 
     def save(self, path: Path) -> None:
@@ -326,13 +334,14 @@ class LLMTrainer:
         export dir or a ``Dataset``; default: ``config.data_path``, else the data of the last step
         trained, e.g. the merged export of a lifelong run)."""
         from leantrain.llm.evaluation import evaluate_pairs
-        from leantrain.llm.training_data import load_rl_dataset, references
+        from leantrain.llm.training_data import load_rl_dataset, load_whole_dataset, references
 
         if data is None:
             data = self.config.data_path if self.config.data_path is not None else self._last_data
         if data is None:
             raise ConfigError("nothing to evaluate on", hint="pass data=… (--data DIR)")
-        dataset = load_rl_dataset(
+        whole = self.config.mode == "whole"  # the held-out proofs: loss and exact match
+        dataset = (load_whole_dataset if whole else load_rl_dataset)(
             data, split, self.config, max_samples=self.config.max_eval_samples, prompt=self.prompt
         )
         return evaluate_pairs(
@@ -348,6 +357,11 @@ class LLMTrainer:
         from leantrain.llm.evaluation import generate_tactics
 
         prompt = self.prompt
+        if prompt.mode == "whole":
+            raise ConfigError(
+                "suggest_tactics asks for one tactic, and this model writes whole proofs",
+                hint="prove with it: leantrain prove --mode whole --generator RUN",
+            )
         if prompt.retriever is not None:
             # a premise-free prompt would not be the training one: refuse, never ask silently
             raise ConfigError(

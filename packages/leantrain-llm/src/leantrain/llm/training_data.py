@@ -104,6 +104,42 @@ def load_rl_dataset(
     return create_rl_dataset(path, split, max_samples, config=config).to_hf()
 
 
+def whole_rows(
+    data: Any, split: str, cfg: Any, *, max_samples: int | None = None, prompt: Any = None
+) -> list[dict[str, Any]]:
+    """``--mode whole`` rows of ``split`` (:func:`leantrain.tactics.whole_proof.
+    whole_proof_rl_rows`: whole-proof prompt, ``reference`` proof, what the ``lean`` reward
+    asks Lean), at most ``max_samples``; :class:`DataError` naming the file when none."""
+    from leantrain.tactics import iter_theorems, resolve_split_file
+    from leantrain.tactics.whole_proof import default_system_prompt, whole_proof_rl_rows
+
+    file = resolve_split_file(_check_exists(data), split, cfg.split_strategy)
+    theorems = iter_theorems(file, split, split_strategy=cfg.split_strategy)
+    system = prompt.system_prompt if prompt is not None else default_system_prompt("whole")
+    # the contamination guard (issue 35) is wired here by the lead, over the theorems read
+    rows = whole_proof_rl_rows(theorems, system)[:max_samples]
+    if not rows:
+        raise DataError(
+            file,
+            f"split '{split}' has no theorem with a statement and a proof (--mode whole)",
+            hint="export statements (theorem_statement), or import a whole-proof dataset",
+        )
+    return rows
+
+
+def load_whole_dataset(
+    data: Any, split: str, cfg: Any, *, max_samples: int | None = None, prompt: Any = None
+) -> Any:
+    """:func:`whole_rows` as a ``datasets.Dataset``; a Dataset passes through."""
+    import datasets
+
+    if isinstance(data, datasets.Dataset):
+        return data
+    return datasets.Dataset.from_list(
+        whole_rows(data, split, cfg, max_samples=max_samples, prompt=prompt)
+    )
+
+
 def references(dataset: Any) -> list[tuple[list[dict[str, str]], str]]:
     """(prompt messages, reference tactic) pairs of an SFT or RL dataset."""
     cols = dataset.column_names

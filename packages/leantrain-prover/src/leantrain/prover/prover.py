@@ -187,6 +187,11 @@ class Prover:
         else:
             self.config = config_from_dict(ProverConfig, {**dict(config or {}), **settings})
         cfg = finalize(self.config)  # the preset's settings; attempts > 1 needs sampling
+        if cfg.mode == "whole":
+            raise ConfigError(
+                "Prover searches tactic by tactic; mode 'whole' is leantrain.prover.whole",
+                hint="use WholeProver (leantrain prove --mode whole), or mode 'tactic'",
+            )
         parallel = cfg.num_workers > 1
         if parallel:  # no Ray: one line naming the extra, before anything loads
             from leantrain.prover.parallel import require_ray

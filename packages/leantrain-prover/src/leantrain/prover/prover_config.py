@@ -110,6 +110,13 @@ class SearchArgs(Group):
     )
     ray_address: str | None = setting(None, "Ray cluster to join (default: a local one).")
 
+    feedback_rounds: Literal[0, 1] = setting(
+        0, "--mode whole: 1 asks once more after each failed attempt, with Lean's messages."
+    )
+    max_proof_tokens: AtLeast1 = setting(
+        512, "--mode whole: longest proof, in tokens (--attempts proofs sampled per theorem)."
+    )
+
     def check_group(self) -> None:
         """A shard that is not ``i/n`` with ``0 <= i < n``: one line."""
         if self.shard is not None:
@@ -214,8 +221,17 @@ class ProverConfig(
     written)."""
 
     def check_group(self) -> None:
-        """``backend`` is LeanArgs'; unset, prove's default is ``replay``."""
+        """``backend`` is LeanArgs'; unset, prove's default is ``replay``. The whole-proof
+        settings are refused in tactic mode (they would be ignored)."""
         self.backend = self.backend_or("replay")
+        whole_only = {"feedback_rounds": 0, "max_proof_tokens": 512}
+        for key, default in whole_only.items():
+            if self.mode == "tactic" and getattr(self, key) != default:
+                flag = "--" + key.replace("_", "-")
+                raise ConfigError(
+                    f"{flag} is a setting of --mode whole; a tactic search does not use it",
+                    hint=f"add --mode whole, or leave {flag} out (tactics: --max-new-tokens)",
+                )
 
     def tracked(self) -> dict[str, Any]:
         """The settings a resumed run must share with the run it continues."""

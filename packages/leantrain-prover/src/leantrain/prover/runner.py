@@ -38,6 +38,10 @@ def prove_command(cfg: ProveArgs) -> dict[str, Any]:
             hint="results go into a directory (results.jsonl, summary.json, proofs.json): "
             "--output-dir proofs, or a .jsonl file for the per-theorem rows",
         )
+    if cfg.mode == "whole":  # whole-proof generation, pass@k: leantrain.prover.whole
+        from leantrain.prover.whole import prove_whole
+
+        return prove_whole(cfg, results_file)
     from leantrain.prover.premise_prompts import check_premise_settings, premise_settings
     from leantrain.prover.prover import Prover, check_theorems, make_backend
     from leantrain.prover.prover_config import finalize, tracked_defaults

@@ -18,6 +18,15 @@ Statements are compared, for the contamination guard, by :func:`statement_hash` 
 :func:`normalize_statement`: comments dropped, whitespace collapsed, the declaration keyword and
 name dropped (a renamed copy of a benchmark theorem is still the same statement), and the
 trailing ``:=`` / ``by`` dropped.
+
+**The prompt and the target** (one implementation for SFT, GRPO, ``prove`` and ``llm eval``):
+:func:`whole_proof_prompt` gives the chat prompt — the system message, then the header and the
+statement (ending ``:=``) as the user turn, optionally followed by a failed attempt and Lean's
+messages (one round of error feedback); :func:`whole_proof_completion` the assistant turn, the
+proof (what follows ``:=``). A generated reply is read back with :func:`extract_proof` (a
+wrapping code fence, or a repeated header and statement, are dropped) and handed to Lean's
+whole-theorem check as a tactic script by :func:`proof_script` (``by`` dropped; a term proof
+becomes ``exact``).
 """
 
 from __future__ import annotations
@@ -32,6 +41,18 @@ from leantrain.core.lean_text import strip_marks
 from leantrain.core.schemas import Theorem
 
 Origin = Literal["source", "tactics", "imported", "found"]
+
+WHOLE_PROOF_SYSTEM_PROMPT = (
+    "You are a Lean 4 theorem prover. Given a Lean 4 theorem statement ending in `:=`, with the "
+    "imports and `open` lines it needs, reply with its complete proof: the text that follows "
+    "`:=`, usually a `by` block. Never use `sorry` or `admit`. Reply with the proof only: no "
+    "explanation, no code fences."
+)
+"""Default system message of whole-proof prompts (``--mode whole``)."""
+
+FEEDBACK_HEADER = "A previous attempt:"
+LEAN_HEADER = "Lean's answer:"
+RETRY_LINE = "Write a corrected proof."
 
 
 @dataclass(frozen=True)
@@ -112,3 +133,140 @@ def normalize_statement(text: str) -> str:
 def statement_hash(text: str) -> str:
     """SHA-256 (hex, first 16 digits) of :func:`normalize_statement` of ``text``."""
     return hashlib.sha256(normalize_statement(text).encode("utf-8")).hexdigest()[:16]
+
+
+def default_system_prompt(mode: str) -> str:
+    """The default system message of ``mode`` (``tactic`` or ``whole``)."""
+    if mode == "whole":
+        return WHOLE_PROOF_SYSTEM_PROMPT
+    from leantrain.tactics.prompts import DEFAULT_SYSTEM_PROMPT
+
+    return DEFAULT_SYSTEM_PROMPT
+
+
+def prompt_statement(statement: str) -> str:
+    """``statement`` as prompts show it: stripped, a trailing ``by`` / ``sorry`` after ``:=``
+    dropped, ending in ``:=``."""
+    # (also ``… := by sorry :=``, what whole_proof_example makes of a benchmark's statement)
+    text = re.sub(r":=\s*(?:by\s*)?(?:sorry\s*)?(?::=\s*)?$", ":=", statement.strip())
+    return text if text.endswith(":=") else text + " :="
+
+
+def whole_proof_prompt(
+    example: WholeProofExample | Theorem,
+    system_prompt: str | None = WHOLE_PROOF_SYSTEM_PROMPT,
+    *,
+    feedback: tuple[str, str] | None = None,
+) -> list[dict[str, str]]:
+    """``[system, user]`` — the prompt of a whole proof: the user turn is the header (when there
+    is one), a blank line, and the statement ending ``:=``. ``feedback`` ``(proof, lean
+    messages)`` of a failed attempt follows it (one round of error feedback). A
+    :class:`~leantrain.core.schemas.Theorem` (a benchmark row, a record without a proof) is
+    asked by its ``theorem_statement`` and ``header``. An empty or ``None`` ``system_prompt``
+    leaves the system message out."""
+    if isinstance(example, Theorem):
+        statement, header = example.theorem_statement or "", example.header or ""
+    else:
+        statement, header = example.statement, example.header
+    user = prompt_statement(statement)
+    if header.strip():
+        user = f"{header.strip()}\n\n{user}"
+    if feedback is not None:
+        proof, messages = feedback
+        user += (
+            f"\n\n{FEEDBACK_HEADER}\n{proof.strip()}\n\n{LEAN_HEADER}\n{messages.strip()}"
+            f"\n\n{RETRY_LINE}"
+        )
+    messages_out: list[dict[str, str]] = []
+    if system_prompt:
+        messages_out.append({"role": "system", "content": system_prompt})
+    messages_out.append({"role": "user", "content": user})
+    return messages_out
+
+
+def whole_proof_completion(example: WholeProofExample) -> list[dict[str, str]]:
+    """``[assistant]`` — the target of ``example``: its proof (what follows ``:=``)."""
+    return [{"role": "assistant", "content": example.proof}]
+
+
+_FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|$)", re.DOTALL)
+_HEADER_LINE = re.compile(r"^\s*(?:import|open|set_option|namespace|section|universe)\b")
+
+
+def _after_assign(text: str) -> str | None:
+    """What follows the first ``:=`` outside brackets, or ``None`` without one."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([{⦃⟨":
+            depth += 1
+        elif ch in ")]}⦄⟩":
+            depth -= 1
+        elif ch == ":" and depth == 0 and text.startswith(":=", i):
+            return text[i + 2 :]
+    return None
+
+
+def extract_proof(text: str) -> str:
+    """The proof in a generated reply: the body of its first code fence when it has one; a
+    repeated header and statement (``theorem foo … :=``) dropped; ends stripped. ``""`` when
+    nothing is left (or the declaration has no ``:=``)."""
+    fenced = _FENCE.search(text)
+    body = fenced.group(1) if fenced else text
+    lines = body.strip("\n").splitlines()
+    while lines and (not lines[0].strip() or _HEADER_LINE.match(lines[0])):
+        lines.pop(0)
+    body = "\n".join(lines)
+    if _DECL.match(body.lstrip()):
+        rest = _after_assign(body)
+        body = "" if rest is None else rest
+    return body.strip()
+
+
+def proof_script(proof: str) -> str:
+    """``proof`` (what follows ``:=``) as the tactic script Lean's whole-theorem check takes
+    (:meth:`leantrain.lean.LeanTheorem.code` adds ``:= by``): ``by`` dropped and the block
+    dedented; a term proof becomes ``exact`` of it."""
+    import textwrap
+
+    text = proof.strip()
+    m = re.match(r"by(?![\w'])", text)
+    if m is None:
+        return "exact " + text if "\n" not in text else "exact\n" + textwrap.indent(text, "  ")
+    rest = text[m.end() :]
+    first, _, others = rest.partition("\n")
+    if not others:
+        return first.strip()
+    body = textwrap.dedent(others)
+    return f"{first.strip()}\n{body}".strip("\n") if first.strip() else body.strip("\n")
+
+
+def whole_proof_rl_rows(
+    theorems: Iterable[Theorem], system_prompt: str | None = WHOLE_PROOF_SYSTEM_PROMPT
+) -> list[dict[str, object]]:
+    """GRPO rows of ``--mode whole``, one per theorem with a statement and a proof: ``prompt``
+    (:func:`whole_proof_prompt`), ``reference`` (the proof), ``origin``, and what the ``lean``
+    reward needs to ask Lean — ``formal_statement`` and ``header`` when the record has a header
+    (an imported or benchmark row; else ``None``: the statement is read from the Lean project
+    at ``file_path`` / ``start``), ``url``, ``commit``, ``file_path``, ``full_name``,
+    ``start``."""
+    rows: list[dict[str, object]] = []
+    for theorem in theorems:
+        example = whole_proof_example(theorem)
+        if example is None:
+            continue
+        own = theorem.header is not None
+        rows.append(
+            {
+                "prompt": whole_proof_prompt(example, system_prompt),
+                "reference": example.proof,
+                "origin": example.origin,
+                "formal_statement": prompt_statement(example.statement) if own else None,
+                "header": example.header if own else None,
+                "url": theorem.url,
+                "commit": theorem.commit,
+                "file_path": theorem.file_path,
+                "full_name": theorem.full_name,
+                "start": list(theorem.start),
+            }
+        )
+    return rows

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from leantrain.core.config import setting
+from leantrain.core.errors import ConfigError
 from leantrain.core.groups import Group, LifelongData, RunSwitches
 from leantrain.llm.common_config import EvalArgs, TrainLimitArgs
 from leantrain.tactics.dataset_config import PromptArgs, SplitArgs
@@ -41,6 +42,10 @@ class LeantrainSection(EvalArgs, TrainLimitArgs, RunSwitches, SplitArgs, PromptA
     manager's keyword arguments): :class:`VerlArgs` and the groups every trainer shares, read by
     :func:`leantrain.core.config.config_from_dict`, so a bad key or value fails in one line."""
 
+    def check_group(self) -> None:
+        """VERL trains tactic generators: ``mode: whole`` is one line."""
+        refuse_whole(self.mode)
+
 
 @dataclass
 class VerlTrainArgs(LeantrainSection, LifelongData):
@@ -72,3 +77,16 @@ class ConvertArgs(SplitArgs, PromptArgs):
 
     data_path: str = setting(help="Export dir or split file.", aliases=("data",))
     output_dir: str = setting(help="Where train.parquet / val.parquet go.", aliases=("out",))
+
+    def check_group(self) -> None:
+        """Tactic rows only: ``mode: whole`` is one line."""
+        refuse_whole(self.mode)
+
+
+def refuse_whole(mode: str) -> None:
+    """One line for ``mode: whole`` (issue 35: whole-proof RL runs on ``leantrain grpo``)."""
+    if mode == "whole":
+        raise ConfigError(
+            "leantrain verl trains tactic generators; --mode whole is not supported here",
+            hint="train whole-proof models with 'leantrain grpo --mode whole'",
+        )

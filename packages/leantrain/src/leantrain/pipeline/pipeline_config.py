@@ -209,6 +209,13 @@ class PipelineArgs(RunName, RunSwitches, Seed, LifelongArgs, defaults={"seed": 4
                 f"'prove' uses the models of '{late[0]}', which comes after it in 'trainers'",
                 hint="put 'prove' last, e.g. trainers: [sft, grpo, retrieval, progress, prove]",
             )
+        modes = {t: _mode(getattr(self, t, None)) for t in (generator, PROVE)}
+        if modes[generator] != modes[PROVE]:
+            raise ConfigError(
+                f"'prove' has mode {modes[PROVE]} and proves with the models of '{generator}', "
+                f"trained in mode {modes[generator]}",
+                hint=f"give {generator}: {{mode: {modes[PROVE]}}} too, or the same mode to both",
+            )
         if not self.evaluate_each_repo:
             raise ConfigError(
                 "'prove' proves each repository's test split, which evaluate_each_repo: false "
@@ -274,3 +281,10 @@ def make_pipeline_config() -> type:
 
 PipelineConfig = make_pipeline_config()
 """The pipeline's settings (:class:`PipelineArgs`) and one section per registered trainer."""
+
+
+def _mode(section: Any) -> str:
+    """A section's ``mode`` (``tactic`` or ``whole``; a dict or a built config)."""
+    if isinstance(section, Mapping):
+        return str(section.get("mode", "tactic"))
+    return str(getattr(section, "mode", "tactic"))

@@ -13,6 +13,12 @@ Proving is :class:`leantrain.prover.Prover` with one output directory per step
 its results, a theorem is searched once per step, and a kill inside a cell resumes per theorem.
 Under the ``replay`` backend the score is the **replay proof rate**: a lower bound on the real
 proof rate, since a proof other than the traced one counts as a failure.
+
+With ``mode: whole`` in the ``prove:`` section the stage proves by whole-proof generation
+(:class:`leantrain.prover.whole.WholeProver`, ``attempts`` proofs sampled per theorem): each
+cell holds the (replay) whole proof rate — pass@``attempts`` — and pass@1…k, so the forgetting
+matrix is one of pass@k per repository. ``load_generator`` then returns a
+:class:`~leantrain.prover.whole.ProofSampler`.
 """
 
 from __future__ import annotations
@@ -37,8 +43,13 @@ GeneratorLoader = Callable[[Path], Any]
 (``None``: the config's generator settings through :class:`~leantrain.prover.Prover`)."""
 
 
-def metric_of(backend: str) -> str:
-    """The name of the proof rate a backend measures (``replay proof rate`` for replay)."""
+def metric_of(backend: str, mode: str = "tactic") -> str:
+    """The name of the proof rate a backend measures (``replay proof rate`` for replay; ``…
+    whole proof rate`` in ``mode`` whole)."""
+    if mode == "whole":
+        from leantrain.prover.whole import REPLAY_WHOLE_METRIC, WHOLE_METRIC
+
+        return REPLAY_WHOLE_METRIC if backend == "replay" else WHOLE_METRIC
     if backend == "replay":
         from leantrain.prover.replay import REPLAY_METRIC
 
@@ -75,7 +86,7 @@ class ProveStage:
         self.generator_from = generator_from
         self.progress_from = progress_from
         self.load_generator = load_generator
-        self.metric = metric_of(config.backend)
+        self.metric = metric_of(config.backend, config.mode)
         self.score_key = metric_key(self.metric)
         self.models: dict[str, Any] | None = None
         self._prover: Any = None
@@ -152,7 +163,12 @@ class ProveStage:
             generator = None
             if self.load_generator is not None:
                 generator = self.load_generator(Path(config.generator))
-            self._prover = Prover(config, tactic_generator=generator)
+            if config.mode == "whole":
+                from leantrain.prover.whole import WholeProver
+
+                self._prover = WholeProver(config, sampler=generator)
+            else:
+                self._prover = Prover(config, tactic_generator=generator)
         return self._prover
 
     def evaluate(self, data: Any, split: str = "test") -> dict[str, float]:
@@ -166,4 +182,7 @@ class ProveStage:
             data, split, split_strategy=cfg.split_strategy, limit=cfg.max_theorems
         )
         summary = self.prover().evaluate(theorems, split=split, show_progress=False)
+        if cfg.mode == "whole":  # pass@1…k of the cell, and its costs
+            keys = [k for k in summary if "pass@" in k]
+            return {k: summary[k] for k in ("proved", "attempted", self.score_key, *keys, "time_s")}
         return {k: summary[k] for k in (*SUMMARY_KEYS, self.score_key)}

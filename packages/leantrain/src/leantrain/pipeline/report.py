@@ -215,7 +215,7 @@ def _plot_curves(trainer: str, info: dict[str, Any], path: Path) -> bool:
 
 def _rate_key(metrics: dict[str, Any], prefix: str = "") -> str | None:
     """The proof-rate key of a ``prove`` result (``replay_proof_rate`` under replay)."""
-    for key in ("replay_proof_rate", "proof_rate"):
+    for key in ("replay_proof_rate", "proof_rate", "replay_whole_proof_rate", "whole_proof_rate"):
         if prefix + key in metrics:
             return key
     return None

@@ -23,8 +23,11 @@ Built in (registered in :data:`leantrain.core.registry.REWARDS`):
                 leandojo / kimina) accepts the completion: at ``level`` tactic, the tactic
                 runs after the proof prefix and changes the state, or finishes a proof that
                 passes the whole-theorem re-check; at ``level`` proof, the whole proof passes
-                it (class: ``LeanArgs`` options, ``lean_backend``, ``cache_size``).
-                ``lean_verified`` is its old name (PORTING.md)
+                it; at ``level`` whole, the proof in a ``--mode whole`` reply passes it
+                (``replay``: only the traced proof) (class: ``LeanArgs`` options,
+                ``lean_backend``, ``cache_size``). ``lean_verified`` is its old name (PORTING.md)
+``whole_format``  1 for a reply that is one whole proof (bare or in one code block, no sorry)
+``proof_length``  ``length_penalty`` for whole proofs (``max_chars`` 2000) (class)
 ============== =========================================================================
 
 Registry convention: a ``REWARDS`` entry is either a reward function, or a class / factory
@@ -42,6 +45,7 @@ from leantrain.llm.rewards.calling import declares_messages, wants_messages
 from leantrain.llm.rewards.lean import LeanReward
 from leantrain.llm.rewards.text_rewards import (
     LengthPenaltyReward,
+    ProofLengthReward,
     ReferenceMatchReward,
     format_reward,
     mentions_premise,
@@ -49,6 +53,7 @@ from leantrain.llm.rewards.text_rewards import (
     premise_mention_reward,
     reference_match_reward,
     token_f1,
+    whole_format_reward,
 )
 from leantrain.llm.rewards.validation import (
     ValidatedReward,
@@ -59,6 +64,7 @@ from leantrain.llm.rewards.validation import (
 __all__ = [
     "LeanReward",
     "LengthPenaltyReward",
+    "ProofLengthReward",
     "ReferenceMatchReward",
     "RewardSpec",
     "ValidatedReward",
@@ -73,4 +79,5 @@ __all__ = [
     "token_f1",
     "validate_reward_output",
     "wants_messages",
+    "whole_format_reward",
 ]

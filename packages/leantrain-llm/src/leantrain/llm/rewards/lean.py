@@ -21,6 +21,13 @@ Any backend of :mod:`leantrain.lean` answers (``backend``: ``repl`` — the defa
     :func:`~leantrain.lean.check_proof` says ``proved`` (no error, no sorry, only allowed
     axioms), **0** when it is rejected or times out, ``None`` when the backend failed.
     Batched on ``kimina``.
+``whole``
+    As ``proof``, for the replies of ``--mode whole`` prompts (:mod:`leantrain.tactics.
+    whole_proof`): the proof is read out of the reply (:func:`~leantrain.tactics.whole_proof.
+    extract_proof`: a code fence or a repeated statement dropped) and checked as the tactic
+    script Lean's check takes (``by`` dropped, a term as ``exact``); no proof is **0**. With
+    ``backend`` ``replay`` (offline, no Lean) only the row's ``reference`` proof counts
+    (whitespace normalised): a lower bound, every other proof scores 0.
 
 Results are cached by (theorem, prefix, completion). The backend is built with the reward (a
 missing REPL, package or toolchain is one line then, before any model loads; a REPL process
@@ -36,6 +43,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from leantrain.core.errors import ConfigError
+from leantrain.core.lean_text import normalize_whitespace
 from leantrain.core.registry import REWARDS
 from leantrain.lean.args import LEAN_BACKENDS, SEARCH_BACKENDS, LeanArgs, build_backend
 from leantrain.lean.contract import BackendError, LeanTheorem, SessionCrashed
@@ -43,7 +51,7 @@ from leantrain.lean.soundness import DEFAULT_ALLOWED_AXIOMS, check_proof, judge,
 from leantrain.llm.rewards.columns import column
 from leantrain.llm.rewards.validation import completion_text
 
-LEVELS = ("tactic", "proof")
+LEVELS = ("tactic", "proof", "whole")
 _IDENTITY = ("url", "commit", "file_path", "full_name")
 
 
@@ -89,14 +97,16 @@ class LeanReward:
         timeout: float | None = None,
         lean_dojo: Any = None,
     ) -> None:
-        if backend not in LEAN_BACKENDS:
+        offline = backend == "replay" and level == "whole"  # the traced proof only, no Lean
+        if backend not in LEAN_BACKENDS and not offline:
             raise ConfigError(
                 f"lean reward: --lean-backend '{backend}' is not a Lean backend",
                 hint=f"choose one of: {', '.join(LEAN_BACKENDS)}",
             )
         if level not in LEVELS:
             raise ConfigError(
-                f"lean reward: --lean-level '{level}' is unknown", hint="choose tactic or proof"
+                f"lean reward: --lean-level '{level}' is unknown",
+                hint="choose tactic or proof (or whole: the proof in a --mode whole reply)",
             )
         if level == "tactic" and backend not in SEARCH_BACKENDS and lean_backend is None:
             raise ConfigError(
@@ -122,7 +132,7 @@ class LeanReward:
         # built now: a missing REPL, package or Lean is one line before any model loads
         self._backend = (
             lean_backend
-            if lean_backend is not None
+            if lean_backend is not None or offline
             else build_backend(backend, self.args, flag="--lean-backend", lean_dojo=lean_dojo)
         )
         self.cache: OrderedDict[tuple[Any, ...], float | None] = OrderedDict()
@@ -147,7 +157,7 @@ class LeanReward:
         return self._backend
 
     def close(self) -> None:
-        """Close the backend (a REPL process, a server connection)."""
+        """Close the backend (a REPL process, a server connection; none offline)."""
         if self._backend is not None:
             self._backend.close()
 
@@ -288,11 +298,15 @@ class LeanReward:
         }
         rows = [{k: v[i] for k, v in cols.items()} for i in range(n)]
         prefixes = col("proof_prefix") if self.level == "tactic" else [None] * n
+        offline = self._backend is None  # replay at level whole: the reference proof only
+        refs = col("reference", required=True) if offline else [None] * n
         out: list[float | None] = [None] * n
         pending: dict[tuple[Any, ...], dict[str, list[int]]] = {}
         proofs: list[tuple[int, tuple[Any, ...]]] = []
         for i, completion in enumerate(completions):
             text = completion_text(completion).strip()
+            if self.level == "whole":
+                text = whole_script(text)
             if not text:
                 self._count("empty")
                 out[i] = 0.0
@@ -300,6 +314,11 @@ class LeanReward:
             if screen_proof(text) is not None:
                 self._count("refused")
                 out[i] = 0.0
+                continue
+            if offline:
+                same = normalize_whitespace(text) == normalize_whitespace(whole_script(refs[i]))
+                self._count("proved" if same else "rejected")
+                out[i] = self.reward if same else 0.0
                 continue
             theorem_key = tuple(str(rows[i][k]) for k in (*_IDENTITY, "formal_statement"))
             prefix = tuple(prefixes[i] or ())
@@ -309,7 +328,7 @@ class LeanReward:
                 self.cache.move_to_end(key)
                 out[i] = self.cache[key]
                 continue
-            if self.level == "proof":
+            if self.level != "tactic":
                 proofs.append((i, key))
             else:
                 pending.setdefault((*theorem_key, prefix), {}).setdefault(text, []).append(i)
@@ -326,6 +345,14 @@ class LeanReward:
                     out[i] = group_scores[text]
                 self._remember((*group_key, text), group_scores[text])
         return out
+
+
+def whole_script(reply: Any) -> str:
+    """The tactic script of the proof in a whole-proof reply (``""`` when it holds none)."""
+    from leantrain.tactics.whole_proof import extract_proof, proof_script
+
+    proof = extract_proof(str(reply or ""))
+    return proof_script(proof) if proof else ""
 
 
 REWARDS.add("lean", LeanReward)

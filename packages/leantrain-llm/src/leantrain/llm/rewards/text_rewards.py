@@ -159,3 +159,34 @@ def premise_mention_reward(
         text = completion_text(completion)
         out.append(sum(mentions_premise(text, n) for n in names) / len(names))
     return out
+
+
+@REWARDS.register("whole_format")
+def whole_format_reward(
+    prompts: Any = None, completions: Sequence[Any] = (), **kwargs: Any
+) -> list[float]:
+    """1.0 for a reply that is one whole proof as ``--mode whole`` prompts ask (a ``by`` block
+    or a term, bare or in one code block, without ``sorry`` / ``admit``; a repeated statement
+    is allowed: :func:`leantrain.tactics.whole_proof.extract_proof` reads it); else 0.0."""
+    from leantrain.tactics.whole_proof import extract_proof
+
+    out = []
+    for completion in completions:
+        text = completion_text(completion)
+        proof = extract_proof(text)
+        fences = text.count("```")
+        ok = bool(proof) and fences in (0, 2) and not contains_sorry(proof)
+        out.append(1.0 if ok else 0.0)
+    return out
+
+
+class ProofLengthReward(LengthPenaltyReward):
+    """:class:`LengthPenaltyReward` for whole proofs (default ``max_chars`` 2000): the length
+    shaping of whole-proof RL recipes, against replies that ramble to the token limit."""
+
+    def __init__(self, *, max_chars: int = 2000, penalty: float = 1.0) -> None:
+        super().__init__(max_chars=max_chars, penalty=penalty)
+        self.__name__ = "proof_length"
+
+
+REWARDS.add("proof_length", ProofLengthReward)
