@@ -53,6 +53,8 @@ def test_written_and_read_back(tmp_path):
         ({"num_premises": True}, "field 'num_premises' is True"),
         ({"system_prompt": None}, "field 'system_prompt' is None"),
         ({"retriever": "/r"}, "retriever and retriever_sha256 go together"),
+        ({"mode": "proof"}, "field 'mode' is 'proof'"),
+        ({"mode": 1}, "field 'mode' is 1"),
     ],
 )
 def test_a_malformed_prompt_json_is_one_line_naming_it(tmp_path, change, named):
@@ -76,6 +78,28 @@ def test_a_missing_field_is_named(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(CheckpointError, match="missing field 'max_premise_chars'"):
         read_prompt(tmp_path)
+
+
+def test_a_prompt_json_without_mode_is_a_tactic_models(tmp_path):
+    write_prompt(tmp_path, ModelPrompt(mode="whole"))
+    path = tmp_path / PROMPT_NAME
+    data = json.loads(path.read_text())
+    assert data["mode"] == "whole" and read_prompt(tmp_path).mode == "whole"
+    del data["mode"]
+    path.write_text(json.dumps(data))
+    assert read_prompt(tmp_path) == ModelPrompt(mode="tactic")
+
+
+def test_a_whole_proof_model_asked_for_tactics_is_the_prompt_conflict(tmp_path):
+    model = _model(tmp_path / "m", mode="whole")
+    assert resolve_prompt(model, {}).mode == "whole"  # not given: as trained
+    with pytest.raises(ConfigError) as e:
+        resolve_prompt(model, {"mode": "tactic"}, on_conflict="error")
+    line = e.value.one_line()
+    assert "\n" not in line and "mode 'tactic' (trained with 'whole')" in line
+    tactic = _model(tmp_path / "t")
+    with pytest.raises(ConfigError, match="mode 'whole' \\(trained with 'tactic'\\)"):
+        resolve_prompt(tactic, {"mode": "whole"}, on_conflict="error")
 
 
 def test_the_models_prompt_fills_what_is_not_given(tmp_path):

@@ -1,7 +1,7 @@
 """The prompt a saved tactic generator was trained with, kept beside its weights as
 ``prompt.json`` (as transformers keeps ``generation_config.json``): the system prompt, the
-first-line rule, the retriever checkpoint and its content fingerprint, ``num_premises`` and
-``max_premise_chars``. Every place leantrain saves a generator writes it
+first-line rule, the retriever checkpoint and its content fingerprint, ``num_premises``,
+``max_premise_chars`` and the ``mode`` (tactic or whole proof). Every place leantrain saves a generator writes it
 (:func:`write_prompt`); the prover, ``leantrain llm eval`` and a trainer starting from a saved
 model read it (:func:`read_prompt`, :func:`resolve_prompt`), so a model directory copied on
 its own is asked as it was taught. No torch is imported.
@@ -50,6 +50,9 @@ class ModelPrompt:
     """Its content fingerprint (:func:`leantrain.tactics.premises.retriever_checkpoint`)."""
     num_premises: int = DEFAULT_NUM_PREMISES
     max_premise_chars: int = DEFAULT_MAX_PREMISE_CHARS
+    mode: Literal["tactic", "whole"] = "tactic"
+    """What the model writes: the next tactic of a state, or the whole proof of a statement
+    (``PromptArgs.mode``); a ``prompt.json`` saved before the field existed is ``"tactic"``."""
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -59,6 +62,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "retriever_sha256": (str, type(None)),
     "num_premises": (int,),
     "max_premise_chars": (int,),
+    "mode": (str,),
 }
 
 PROMPT_FIELDS = tuple(_TYPES)
@@ -97,6 +101,7 @@ def read_prompt(directory: str | Path | None) -> ModelPrompt | None:
             f"{path}: format_version {version!r}, this leantrain reads {FORMAT_VERSION}",
             hint="use the leantrain that saved the model, or " + hint,
         )
+    data.setdefault("mode", "tactic")  # saved before whole-proof models existed
     unknown = sorted(set(data) - set(_TYPES))
     missing = sorted(set(_TYPES) - set(data))
     if unknown or missing:
@@ -106,6 +111,8 @@ def read_prompt(directory: str | Path | None) -> ModelPrompt | None:
         value = data[name]
         bad = not isinstance(value, types) or (bool not in types and isinstance(value, bool))
         if bad or (name in ("num_premises", "max_premise_chars") and value < 1):
+            raise CheckpointError(f"{path}: field {name!r} is {value!r}", hint=hint)
+        if name == "mode" and value not in ("tactic", "whole"):
             raise CheckpointError(f"{path}: field {name!r} is {value!r}", hint=hint)
     if (data["retriever"] is None) != (data["retriever_sha256"] is None):
         raise CheckpointError(f"{path}: retriever and retriever_sha256 go together", hint=hint)
@@ -199,7 +206,7 @@ def resolve_prompt(
             f" (trained with {model.retriever}, sha256 "
             f"{_show('retriever_sha256', model.retriever_sha256)})"
         )
-    for name in ("system_prompt", "first_line_only", "num_premises", "max_premise_chars"):
+    for name in ("mode", "system_prompt", "first_line_only", "num_premises", "max_premise_chars"):
         if name in ("num_premises", "max_premise_chars") and chosen.retriever is None:
             continue  # without premises their settings change nothing
         if getattr(chosen, name) != getattr(model, name):
