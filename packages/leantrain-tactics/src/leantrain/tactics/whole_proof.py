@@ -26,12 +26,20 @@ import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from leantrain.core.lean_text import strip_marks
+from leantrain.core.errors import DataError
+from leantrain.core.lean_text import contains_sorry, strip_marks
 from leantrain.core.schemas import Theorem
 
 Origin = Literal["source", "tactics", "imported", "found"]
+
+DEFAULT_WHOLE_SYSTEM_PROMPT = (
+    "You are a Lean 4 theorem prover. Given a Lean 4 theorem statement (after its imports), "
+    "reply with its complete proof: the text that follows `:=`. Never use `sorry` or `admit`. "
+    "Reply with the proof only: no explanation, no code fences."
+)
+"""Default system message of a whole-proof model (``mode: whole``): the proof after ``:=``."""
 
 
 @dataclass(frozen=True)
@@ -54,17 +62,83 @@ class WholeProofExample:
         return f"{self.statement} {self.proof}"
 
 
+def whole_proof_user_prompt(header: str, statement: str) -> str:
+    """The user message of a whole-proof prompt: the header, a blank line, the statement
+    (ending ``:=``); the statement alone without a header."""
+    header, statement = header.strip(), statement.strip()
+    return f"{header}\n\n{statement}" if header else statement
+
+
+def whole_proof_messages(
+    header: str, statement: str, system_prompt: str | None = DEFAULT_WHOLE_SYSTEM_PROMPT
+) -> list[dict[str, str]]:
+    """``[system, user]`` of a whole-proof prompt (no system message when ``system_prompt`` is
+    empty or ``None``): what ``sft --mode whole`` trains on and what whole-proof sampling asks."""
+    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    return [*messages, {"role": "user", "content": whole_proof_user_prompt(header, statement)}]
+
+
+def whole_proof_sft_rows(
+    examples: Iterable[WholeProofExample],
+    system_prompt: str | None = DEFAULT_WHOLE_SYSTEM_PROMPT,
+    max_samples: int | None = None,
+) -> list[dict[str, Any]]:
+    """TRL prompt/completion rows (loss only on the completion: the proof)."""
+    rows = []
+    for example in examples:
+        if max_samples is not None and len(rows) >= max_samples:
+            break
+        rows.append(
+            {
+                "prompt": whole_proof_messages(example.header, example.statement, system_prompt),
+                "completion": [{"role": "assistant", "content": example.proof}],
+            }
+        )
+    return rows
+
+
+def create_whole_proof_sft_dataset(
+    source: Any,
+    split: str = "train",
+    max_samples: int | None = None,
+    *,
+    system_prompt: str | None = DEFAULT_WHOLE_SYSTEM_PROMPT,
+    split_strategy: str = "random",
+) -> Any:
+    """A ``datasets.Dataset`` of whole-proof SFT rows (``prompt`` = system + header and
+    statement, ``completion`` = the proof) from an export dir, a split file or theorems. A
+    split without any theorem that has a statement and a proof is one :class:`DataError`."""
+    import datasets
+    from leantrain.tactics.tactic_dataset import message_feature
+    from leantrain.tactics.theorem_source import describe_source, iter_theorems
+
+    theorems = iter_theorems(source, split, split_strategy=split_strategy)
+    rows = whole_proof_sft_rows(whole_proof_examples(theorems), system_prompt, max_samples)
+    if not rows:
+        raise DataError(
+            describe_source(source, split, split_strategy),
+            "no whole-proof example: no theorem has a theorem_statement and a proof",
+            hint="import statements with proofs (leantrain export import FILE.jsonl|.parquet), "
+            "or train in tactic mode (LeanDojo Benchmark 4 ships no statements)",
+        )
+    features = datasets.Features({"prompt": message_feature(), "completion": message_feature()})
+    return datasets.Dataset.from_list(rows, features=features)
+
+
 def tactics_proof(tactics: Iterable[str]) -> str:
     """Traced tactics (``<a>`` marks removed) as a ``by`` block, each indented two spaces."""
     lines = ["by"]
     for tactic in tactics:
         text = strip_marks(tactic).strip("\n")
+        if not text.strip():
+            continue
         lines.extend("  " + line for line in text.splitlines())
     return "\n".join(lines)
 
 
 def whole_proof_example(theorem: Theorem) -> WholeProofExample | None:
-    """The record's whole-proof example, or ``None`` without a statement or any proof."""
+    """The record's whole-proof example, or ``None`` without a statement or any proof, or
+    with a proof that uses ``sorry`` / ``admit``."""
     statement = (theorem.theorem_statement or "").strip()
     if not statement:
         return None
@@ -74,6 +148,8 @@ def whole_proof_example(theorem: Theorem) -> WholeProofExample | None:
         proof, origin = tactics_proof(t.tactic for t in theorem.traced_tactics), "tactics"
     else:
         return None
+    if contains_sorry(proof):
+        return None  # not a proof to learn from
     if not statement.endswith(":="):
         statement += " :="
     return WholeProofExample(
@@ -95,6 +171,11 @@ def whole_proof_examples(theorems: Iterable[Theorem]) -> Iterator[WholeProofExam
 
 
 _COMMENT = re.compile(r"/-.*?-/|--[^\n]*", re.DOTALL)
+_HEADER = re.compile(
+    r"\A(?:\s*(?:import|open|universe|variable|namespace|section|set_option)"
+    r"\b[^\n]*\n)+",
+    re.MULTILINE,
+)
 _DECL = re.compile(
     r"^(?:@\[[^\]]*\]\s*)*(?:(?:private|protected|noncomputable|nonrec)\s+)*"
     r"(?:theorem|lemma|example|def|abbrev|instance)\b\s*(?:(?!\s)[^\s:(\[{⦃]+)?"
@@ -103,8 +184,10 @@ _TAIL = re.compile(r"\s*(?::=\s*(?:by)?\s*(?:sorry)?\s*)?$")
 
 
 def normalize_statement(text: str) -> str:
-    """``theorem foo (n : ℕ) :\\n  n + 0 = n := by`` → ``(n : ℕ) : n + 0 = n``."""
-    text = " ".join(_COMMENT.sub(" ", text).split())
+    """``theorem foo (n : ℕ) :\\n  n + 0 = n := by`` → ``(n : ℕ) : n + 0 = n``; leading
+    header lines (``import``, ``open``, ``set_option``, ``namespace``, …) are dropped too."""
+    text = _HEADER.sub("", _COMMENT.sub(" ", text).lstrip() + "\n", count=1)
+    text = " ".join(text.split())
     text = _DECL.sub("", text, count=1).strip()
     return _TAIL.sub("", text).strip()
 
