@@ -256,6 +256,9 @@ class LLMTrainer:
     def train_step(self, step: Step) -> dict[str, Any]:
         """Train one step on ``step.data`` from ``step.init_from`` (or the configured model);
         continues from the last ``checkpoint-*`` in ``step.work_dir`` if a run was killed."""
+        from leantrain.llm.training_data import guard
+
+        guard(step.data, self.config)  # the contamination guard, before any model is loaded
         if step.init_from is None:
             self.model  # noqa: B018 - the configured model, or the one trained so far
         else:
@@ -324,7 +327,9 @@ class LLMTrainer:
     def evaluate(self, data: Any = None, split: str = "test") -> dict[str, float]:
         """``eval_loss``, ``top1_accuracy``, ``top{k}_accuracy`` on ``split`` of ``data`` (an
         export dir or a ``Dataset``; default: ``config.data_path``, else the data of the last step
-        trained, e.g. the merged export of a lifelong run)."""
+        trained, e.g. the merged export of a lifelong run). A whole-proof model (``mode``
+        ``"whole"``) is evaluated on the whole proofs of the split: ``eval_loss`` is the loss
+        on the proof tokens, the accuracies exact matches of the whole proof."""
         from leantrain.llm.evaluation import evaluate_pairs
         from leantrain.llm.training_data import load_rl_dataset, references
 
@@ -332,9 +337,20 @@ class LLMTrainer:
             data = self.config.data_path if self.config.data_path is not None else self._last_data
         if data is None:
             raise ConfigError("nothing to evaluate on", hint="pass data=… (--data DIR)")
-        dataset = load_rl_dataset(
-            data, split, self.config, max_samples=self.config.max_eval_samples, prompt=self.prompt
-        )
+        if self.prompt.mode == "whole" and not hasattr(data, "column_names"):
+            from leantrain.llm.training_data import whole_proof_dataset
+
+            dataset = whole_proof_dataset(
+                data, split, self.config, self.prompt, self.config.max_eval_samples
+            )
+        else:
+            dataset = load_rl_dataset(
+                data,
+                split,
+                self.config,
+                max_samples=self.config.max_eval_samples,
+                prompt=self.prompt,
+            )
         return evaluate_pairs(
             self.model,
             self.tokenizer,
