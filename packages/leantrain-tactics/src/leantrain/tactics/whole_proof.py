@@ -15,22 +15,41 @@ without one yields no example (LeanDojo Benchmark 4 ships none: its statements a
 Lean source).
 
 Statements are compared, for the contamination guard, by :func:`statement_hash` of
-:func:`normalize_statement`: comments dropped, whitespace collapsed, the declaration keyword and
+:func:`normalize_statement` (both in :mod:`leantrain.core.lean_text`, which exports use too):
+comments and leading header lines dropped, whitespace collapsed, the declaration keyword and
 name dropped (a renamed copy of a benchmark theorem is still the same statement), and the
 trailing ``:=`` / ``by`` dropped.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from leantrain.core.errors import DataError
-from leantrain.core.lean_text import contains_sorry, strip_marks
+from leantrain.core.lean_text import (
+    contains_sorry,
+    normalize_statement,
+    statement_hash,
+    tactics_proof,
+)
 from leantrain.core.schemas import Theorem
+
+__all__ = [
+    "DEFAULT_WHOLE_SYSTEM_PROMPT",
+    "Origin",
+    "WholeProofExample",
+    "create_whole_proof_sft_dataset",
+    "normalize_statement",
+    "statement_hash",
+    "tactics_proof",
+    "whole_proof_example",
+    "whole_proof_examples",
+    "whole_proof_messages",
+    "whole_proof_sft_rows",
+    "whole_proof_user_prompt",
+]
 
 Origin = Literal["source", "tactics", "imported", "found"]
 
@@ -125,17 +144,6 @@ def create_whole_proof_sft_dataset(
     return datasets.Dataset.from_list(rows, features=features)
 
 
-def tactics_proof(tactics: Iterable[str]) -> str:
-    """Traced tactics (``<a>`` marks removed) as a ``by`` block, each indented two spaces."""
-    lines = ["by"]
-    for tactic in tactics:
-        text = strip_marks(tactic).strip("\n")
-        if not text.strip():
-            continue
-        lines.extend("  " + line for line in text.splitlines())
-    return "\n".join(lines)
-
-
 def whole_proof_example(theorem: Theorem) -> WholeProofExample | None:
     """The record's whole-proof example, or ``None`` without a statement or any proof, or
     with a proof that uses ``sorry`` / ``admit``."""
@@ -145,7 +153,7 @@ def whole_proof_example(theorem: Theorem) -> WholeProofExample | None:
     if theorem.formal_proof and theorem.formal_proof.strip():
         proof, origin = theorem.formal_proof.strip(), theorem.proof_origin or "imported"
     elif theorem.traced_tactics:
-        proof, origin = tactics_proof(t.tactic for t in theorem.traced_tactics), "tactics"
+        proof, origin = tactics_proof([t.tactic for t in theorem.traced_tactics]), "tactics"
     else:
         return None
     if contains_sorry(proof):
@@ -168,30 +176,3 @@ def whole_proof_examples(theorems: Iterable[Theorem]) -> Iterator[WholeProofExam
         example = whole_proof_example(theorem)
         if example is not None:
             yield example
-
-
-_COMMENT = re.compile(r"/-.*?-/|--[^\n]*", re.DOTALL)
-_HEADER = re.compile(
-    r"\A(?:\s*(?:import|open|universe|variable|namespace|section|set_option)"
-    r"\b[^\n]*\n)+",
-    re.MULTILINE,
-)
-_DECL = re.compile(
-    r"^(?:@\[[^\]]*\]\s*)*(?:(?:private|protected|noncomputable|nonrec)\s+)*"
-    r"(?:theorem|lemma|example|def|abbrev|instance)\b\s*(?:(?!\s)[^\s:(\[{⦃]+)?"
-)
-_TAIL = re.compile(r"\s*(?::=\s*(?:by)?\s*(?:sorry)?\s*)?$")
-
-
-def normalize_statement(text: str) -> str:
-    """``theorem foo (n : ℕ) :\\n  n + 0 = n := by`` → ``(n : ℕ) : n + 0 = n``; leading
-    header lines (``import``, ``open``, ``set_option``, ``namespace``, …) are dropped too."""
-    text = _HEADER.sub("", _COMMENT.sub(" ", text).lstrip() + "\n", count=1)
-    text = " ".join(text.split())
-    text = _DECL.sub("", text, count=1).strip()
-    return _TAIL.sub("", text).strip()
-
-
-def statement_hash(text: str) -> str:
-    """SHA-256 (hex, first 16 digits) of :func:`normalize_statement` of ``text``."""
-    return hashlib.sha256(normalize_statement(text).encode("utf-8")).hexdigest()[:16]
