@@ -38,7 +38,9 @@ class ImportArgs(Group):
 
     paths: list[str] = setting(
         [],
-        "LeanDojo-v2 export dirs, LeanDojo benchmark dirs or dynamic_database.json files.",
+        "LeanDojo-v2 export dirs, LeanDojo benchmark dirs, dynamic_database.json files, "
+        "whole-proof rows (.jsonl/.parquet/.json: DeepSeek-Prover, NuminaMath-LEAN, Lean "
+        "Workbook, miniF2F) or prove's proofs.json.",
         positional=True,
     )
     sample: bool = setting(False, "Import the sample data shipped with leantrain-core.")
