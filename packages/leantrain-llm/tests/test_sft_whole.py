@@ -64,3 +64,15 @@ def test_a_planted_benchmark_statement_is_refused_before_training(whole_export, 
     line = e.value.one_line()
     assert "b (" in line and f"mathd_1 ({bench})" in line and "--allow-contamination" in line
     assert not (tmp_path / "run" / "sft").exists()  # nothing trained
+
+
+def test_the_cli_check_reads_a_whole_proof_example(whole_export, tmp_path):
+    """``leantrain sft --mode whole``'s light check accepts data without traced tactics."""
+    from leantrain.llm import SFTConfig
+    from leantrain.llm.runner import check_first
+
+    whole = SFTConfig(output_dir=str(tmp_path / "o"), data_path=str(whole_export), mode="whole")
+    check_first(whole)
+    tactic = SFTConfig(output_dir=str(tmp_path / "o"), data_path=str(whole_export))
+    with pytest.raises(DataError, match="no traced tactics"):
+        check_first(tactic)
