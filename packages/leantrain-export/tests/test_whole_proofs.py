@@ -202,3 +202,60 @@ def test_a_damaged_parquet_is_one_line(tmp_path):
     with Database(tmp_path / "w.db") as db, pytest.raises(DataError) as e:
         db.import_path(src)
     assert "not a readable parquet file" in e.value.one_line()
+
+
+LEAN_FILE = """import Mathlib
+open Nat
+
+/-- a doc comment -/
+theorem add_zero' (n : ℕ) : n + 0 = n := by
+  simp
+
+theorem uses_sorry : 1 = 2 := by
+  sorry
+
+theorem term_proof (p : Prop) (hp : p) : p := hp
+"""
+
+
+def _span(name, text=LEAN_FILE):
+    """LeanDojo's [line, column] span (1-based, end exclusive) of the declaration of ``name``."""
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith(f"theorem {name} "))
+    last = first
+    while last + 1 < len(lines) and lines[last + 1].startswith("  "):
+        last += 1
+    return [first + 1, 1], [last + 1, len(lines[last]) + 1]
+
+
+def test_proofs_are_read_from_the_lean_sources(tmp_path):
+    checkout = tmp_path / "repo"
+    checkout.mkdir()
+    (checkout / "A.lean").write_text(LEAN_FILE)
+    records = []
+    for name in ("add_zero'", "uses_sorry", "term_proof", "gone"):
+        start, end = _span(name) if name != "gone" else ([1, 1], [1, 5])
+        records.append({
+            "url": "https://github.com/o/r", "commit": "c1", "full_name": name,
+            "file_path": "A.lean" if name != "gone" else "Missing.lean", "start": start, "end": end,
+            "traced_tactics": [{"tactic": "simp", "annotated_tactic": ["simp", []],
+                                "state_before": "⊢ p", "state_after": "no goals"}],
+        })  # fmt: skip
+    (tmp_path / "split.json").write_text(json.dumps(records))
+    with Database(tmp_path / "w.db") as db:
+        db.import_path(tmp_path / "split.json", lean_sources=checkout)
+        export_merged_data(db, None, tmp_path / "out")
+    got = {}
+    for split in ("train", "val", "test"):
+        for r in json.loads((tmp_path / "out" / "random" / f"{split}.json").read_text()):
+            got[r["full_name"]] = r
+    first = got["add_zero'"]
+    assert first["theorem_statement"] == "theorem add_zero' (n : ℕ) : n + 0 = n :="
+    assert (first["formal_proof"], first["proof_origin"]) == ("by\n  simp", "source")
+    assert first["header"] == "import Mathlib\nopen Nat"
+    assert got["term_proof"]["formal_proof"] == "hp"
+    for name in ("uses_sorry", "gone"):  # a sorry proof, a missing file: the traced tactics
+        assert "formal_proof" not in got[name] and "proof_origin" not in got[name]
+    assert len(got["gone"]["traced_tactics"]) == 1
+    with Database(tmp_path / "w.db") as db, pytest.raises(DataError, match="no such directory"):
+        db.import_path(tmp_path / "split.json", lean_sources=tmp_path / "nowhere")

@@ -244,3 +244,59 @@ def _difficulty(row: dict[str, Any], where: str) -> float | None:
             hint='NuminaMath-LEAN\'s rl_data is {"win_rate": 0.25, …}',
         )
     return 1.0 - float(rate)
+
+
+def with_source_proofs(items: Iterator[SourceItem], root: str | Path) -> Iterator[SourceItem]:
+    """``items`` with each theorem's proof text read from the Lean sources under ``root`` (the
+    traced repository at its commit): the declaration between the record's ``start`` and
+    ``end`` split at its top-level ``:=`` gives ``formal_proof`` (``proof_origin:
+    "source"``), and the statement and the file's header lines where the record has none. A
+    theorem whose file is missing, whose span holds no such declaration (a ``where`` or match
+    proof, a docstring first) or whose proof uses ``sorry`` is left as it was: its whole proof
+    is then its traced tactics (``origin "tactics"``)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise DataError(
+            root, "no such directory", hint="--lean-sources is the traced repository's checkout"
+        )
+    files: dict[str, tuple[str, list[int]] | None] = {}
+    for item in items:
+        if item.kind == "theorem":
+            item.value = _source_proof(item.value, root, files)
+        yield item
+
+
+def _source_proof(record: Any, root: Path, files: dict[str, tuple[str, list[int]] | None]) -> Any:
+    from leantrain.export.typed_records import TheoremRecord, to_dict
+    from leantrain.lean.theorems import split_statement, split_theorem_text
+
+    if type(record) is TheoremRecord:
+        record = to_dict(record)
+    if not isinstance(record, dict) or not isinstance(record.get("file_path"), str):
+        return record
+    path = record["file_path"]
+    if path not in files:
+        try:
+            text = (root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            files[path] = None
+        else:
+            starts = [0]
+            for line in text.splitlines(keepends=True):
+                starts.append(starts[-1] + len(line))
+            files[path] = (text, starts)
+    source = files[path]
+    try:
+        (a, b), (c, d) = record["start"], record["end"]
+        begin, end = source[1][a - 1] + b - 1, source[1][c - 1] + d - 1  # type: ignore[index]
+    except (TypeError, ValueError, IndexError):
+        return record  # no file, or positions the model will name
+    parts = split_theorem_text(source[0][begin:end])  # type: ignore[index]
+    if parts is None or not parts[2] or contains_sorry(parts[2]):
+        return record
+    out = {**record, "formal_proof": parts[2], "proof_origin": "source"}
+    if not out.get("theorem_statement"):
+        out["theorem_statement"] = f"{parts[1]} :="
+    if not out.get("header"):
+        out["header"] = split_statement(source[0])[0] or None  # type: ignore[index]
+    return out
