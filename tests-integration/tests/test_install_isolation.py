@@ -22,9 +22,9 @@ PACKAGES = {
     "leantrain-core": ("leantrain.core", [], ["torch", "transformers", "trl", "lightning"], []),
     "leantrain-export": (
         "leantrain.export",
-        ["leantrain-core"],
+        ["leantrain-core", "leantrain-lean"],
         ["torch", "transformers"],
-        ["export"],
+        ["export", "verify"],
     ),
     "leantrain-tactics": ("leantrain.tactics", ["leantrain-core"], ["torch", "trl", "peft"], []),
     "leantrain-progress": (

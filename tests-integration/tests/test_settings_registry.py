@@ -39,6 +39,9 @@ NOT_SHARED: dict[tuple[str, str, str], str] = {
 SAME_NAME = {
     "progress": "the pipeline's 'progress:' section (the progress trainer's config, one per "
     "registered trainer) vs prove's --progress (a trained progress model's directory)",
+    "url": "export trace's positional URL (the git repository to trace) vs leantrain-lean's "
+    "--url (the Kimina Lean Server; export depends on leantrain-lean for its benchmark-row "
+    "reader, and no command takes both)",
 }
 
 

@@ -44,10 +44,11 @@ def _canonical(path: Path) -> Any:
 
 
 def export_digest(out: Path) -> str:
-    """SHA-256 over every file of an export (parsed JSON, key order kept), by relative path."""
+    """SHA-256 over every file of an export (parsed JSON, key order kept), by relative path;
+    ``statement_hashes.json`` (added by issue 35, after the hashes were recorded) is left out."""
     h = hashlib.sha256()
     for p in sorted(out.rglob("*")):
-        if p.is_file() and p.name != ".leantrain":
+        if p.is_file() and p.name not in (".leantrain", "statement_hashes.json"):
             h.update(str(p.relative_to(out)).encode() + b"\0")
             h.update(json.dumps(_canonical(p), ensure_ascii=False).encode() + b"\0")
     return h.hexdigest()

@@ -82,7 +82,11 @@ def test_proofs_import_as_training_data(nat_basics, tmp_path):
     theorems = load_split(nat_basics, "test")
     _prover(nat_basics, tmp_path / "out", Oracle(theorems)).evaluate()
     items = list(export.read_source(tmp_path / "out" / "proofs.json"))
-    assert [i.kind for i in items] == ["theorem"] * 3
+    # a pseudo-repository of its own (leantrain-export's whole_proofs), then the found proofs
+    assert [i.kind for i in items] == ["repo"] + ["theorem"] * 3
+    assert items[0].value.url == "out/proofs.json"
+    assert {i.value["proof_origin"] for i in items[1:]} == {"found"}
+    assert all(i.value["formal_proof"].startswith("by\n  ") for i in items[1:])
 
 
 def test_kill_and_rerun_resumes(nat_basics, tmp_path):

@@ -112,3 +112,37 @@ def test_messages_form_would_train_on_the_prompt(prepared, tmp_path):
     labels = other.train_dataset[0]["labels"]
     assert -100 not in labels  # the system prompt and the state carry loss too
     assert sum(label != -100 for label in trainer.train_dataset[0]["labels"]) < len(labels) / 4
+
+
+def test_whole_proof_labels_are_the_proof_and_eos_only(theorems, tmp_path):
+    """``sft --mode whole``: the prompt is the header and the statement, the loss only on the
+    proof (every proof token a label, every other token masked)."""
+    from leantrain.tactics.whole_proof import create_whole_proof_sft_dataset
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+    from trl import SFTConfig, SFTTrainer
+
+    theorems[0] |= {"formal_proof": "by\n  simp [Nat.add_comm]", "header": "import Mathlib"}
+    ds = create_whole_proof_sft_dataset(theorems)
+    assert ds[0]["prompt"][-1]["content"] == "import Mathlib\n\ntheorem add_comm' : True :="
+    assert [r["completion"][0]["content"] for r in ds] == [  # two_steps uses sorry: left out
+        "by\n  simp [Nat.add_comm]",
+        "by\n  intro a b\n  exact Nat.le_refl _",
+    ]
+    tok = char_tokenizer([m["content"] for r in ds for m in r["prompt"] + r["completion"]])
+    model = Qwen2ForCausalLM(
+        Qwen2Config(vocab_size=len(tok), hidden_size=16, intermediate_size=32,
+                    num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1)
+    )  # fmt: skip
+    args = SFTConfig(
+        output_dir=str(tmp_path / "w"), max_steps=0, bf16=False, report_to=[], max_length=None
+    )
+    trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=tok)
+    assert len(trainer.train_dataset) == len(ds)
+    for i, row in enumerate(ds):
+        labels = trainer.train_dataset[i]["labels"]
+        proof = row["completion"][0]["content"]
+        expected = tok(proof, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+        n_masked = len(labels) - len(expected)
+        assert labels[:n_masked] == [-100] * n_masked and labels[n_masked:] == expected
+        prompt_text = tok.decode(trainer.train_dataset[i]["input_ids"][:n_masked])
+        assert row["prompt"][-1]["content"] in prompt_text

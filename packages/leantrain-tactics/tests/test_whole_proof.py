@@ -61,7 +61,20 @@ def test_formal_proof_wins_and_statement_gets_its_assign():
 def test_records_without_statement_or_proof_are_skipped():
     assert whole_proof_example(_theorem(traced_tactics=[_traced("rfl")])) is None
     assert whole_proof_example(_theorem(theorem_statement="theorem foo : True :=")) is None
-    assert tactics_proof([]) == "by"
+    assert tactics_proof([]) == tactics_proof(["  "]) == "by"
+    sorry = _theorem(theorem_statement="theorem foo : True :=", traced_tactics=[_traced("sorry")])
+    assert whole_proof_example(sorry) is None
+    admitted = _theorem(theorem_statement="theorem foo : True :=", formal_proof="by admit")
+    assert whole_proof_example(admitted) is None
+
+
+def test_normalize_drops_header_lines():
+    bench = "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n\nopen Real\n\n"
+    plain = "theorem t (x : ℝ) : x = x := by"
+    assert statement_hash(bench + "theorem mathd_1 (x : ℝ) :\n  x = x := by sorry") == (
+        statement_hash(plain)
+    )
+    assert normalize_statement("set_option maxRecDepth 1000 in\ntheorem t : True") == ": True"
 
 
 def test_normalize_drops_name_comments_whitespace_and_tail():

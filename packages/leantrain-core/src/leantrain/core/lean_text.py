@@ -44,6 +44,17 @@ def contains_sorry(text: str) -> bool:
     return _SORRY_RE.search(text) is not None
 
 
+def tactics_proof(tactics: Sequence[str]) -> str:
+    """Traced tactics (``<a>`` marks removed, blank ones left out) as one ``by`` block, each
+    line indented two spaces: the whole proof of a tactic list."""
+    lines = ["by"]
+    for tactic in tactics:
+        text = strip_marks(tactic).strip("\n")
+        if text.strip():
+            lines.extend("  " + line for line in text.splitlines())
+    return "\n".join(lines)
+
+
 def premise_mentions(annotated_tactic: Sequence[Any]) -> list[str]:
     """Full names of the premises annotated in a LeanDojo ``annotated_tactic`` pair.
 
@@ -58,3 +69,33 @@ def premise_mentions(annotated_tactic: Sequence[Any]) -> list[str]:
         name = p["full_name"] if isinstance(p, dict) else p.full_name
         seen.setdefault(name, None)
     return list(seen)
+
+
+_COMMENT = re.compile(r"/-.*?-/|--[^\n]*", re.DOTALL)
+_HEADER = re.compile(
+    r"\A(?:\s*(?:import|open|universe|variable|namespace|section|set_option)"
+    r"\b[^\n]*\n)+",
+    re.MULTILINE,
+)
+_DECL = re.compile(
+    r"^(?:@\[[^\]]*\]\s*)*(?:(?:private|protected|noncomputable|nonrec)\s+)*"
+    r"(?:theorem|lemma|example|def|abbrev|instance)\b\s*(?:(?!\s)[^\s:(\[{⦃]+)?"
+)
+_TAIL = re.compile(r"\s*(?::=\s*(?:by)?\s*(?:sorry)?\s*)?$")
+
+
+def normalize_statement(text: str) -> str:
+    """``theorem foo (n : ℕ) :\\n  n + 0 = n := by`` → ``(n : ℕ) : n + 0 = n``; leading
+    header lines (``import``, ``open``, ``set_option``, ``namespace``, …) are dropped too."""
+    text = _HEADER.sub("", _COMMENT.sub(" ", text).lstrip() + "\n", count=1)
+    text = " ".join(text.split())
+    text = _DECL.sub("", text, count=1).strip()
+    return _TAIL.sub("", text).strip()
+
+
+def statement_hash(text: str) -> str:
+    """SHA-256 (hex, first 16 digits) of :func:`normalize_statement` of ``text``: what the
+    contamination guard compares (``leantrain.tactics.contamination``) and exports record."""
+    import hashlib
+
+    return hashlib.sha256(normalize_statement(text).encode("utf-8")).hexdigest()[:16]

@@ -797,7 +797,8 @@ def _remove_work_dir(work_dir: Path) -> None:
 
 
 # Settings that change how a run reports, not what it trains: a resume may change them (and
-# transformers derives some from the environment, e.g. disable_tqdm from the log level).
+# transformers derives some from the environment, e.g. disable_tqdm from the log level). The
+# contamination guard's only decide whether training may start (a refused run is rerun with them).
 UNTRACKED_KEYS = frozenset(
     {
         "output_dir",
@@ -816,6 +817,8 @@ UNTRACKED_KEYS = frozenset(
         "overwrite",
         "dataloader_num_workers",
         "num_workers",
+        "eval_set",
+        "allow_contamination",
     }
 )
 

@@ -38,11 +38,18 @@ class ImportArgs(Group):
 
     paths: list[str] = setting(
         [],
-        "LeanDojo-v2 export dirs, LeanDojo benchmark dirs or dynamic_database.json files.",
+        "LeanDojo-v2 export dirs, LeanDojo benchmark dirs, dynamic_database.json files, "
+        "whole-proof rows (.jsonl/.parquet/.json: DeepSeek-Prover, NuminaMath-LEAN, Lean "
+        "Workbook, miniF2F) or prove's proofs.json.",
         positional=True,
     )
     sample: bool = setting(False, "Import the sample data shipped with leantrain-core.")
     date_processed: str | None = setting(None, "ISO date to record instead of the source's.")
+    lean_sources: str | None = setting(
+        None,
+        "The traced repository's checkout (at its commit): each theorem's statement and proof "
+        "text are read from its Lean files (proof_origin 'source'; else its traced tactics).",
+    )
 
     def check_group(self) -> None:
         """Something to import."""
@@ -154,7 +161,7 @@ def import_(db: Db, args: ImportArgs) -> int:
     with _opened(db, create=True) as database:
         ids = database.import_sample() if args.sample else []
         for path in args.paths:
-            ids += database.import_path(path, date_processed=date)
+            ids += database.import_path(path, date_processed=date, lean_sources=args.lean_sources)
         for rid in ids:
             _say(f"imported {rid}")
         s = database.stats()

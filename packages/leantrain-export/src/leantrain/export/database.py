@@ -110,15 +110,26 @@ class Database:
 
     # -- import ---------------------------------------------------------------------------------
     def import_path(
-        self, path: str | Path, *, date_processed: dt.datetime | None = None
+        self,
+        path: str | Path,
+        *,
+        date_processed: dt.datetime | None = None,
+        lean_sources: str | Path | None = None,
     ) -> list[str]:
         """Import a LeanDojo-v2 export dir, a LeanDojo benchmark dir or a dynamic_database.json.
 
         A repository already in the database (same url and commit) is replaced. Everything
         happens in one transaction. ``date_processed`` overrides the date the source gives
-        (default: the source's own date, else now). Returns the imported repository ids.
+        (default: the source's own date, else now). ``lean_sources``: the traced repository's
+        checkout, whose Lean files give each theorem's proof text
+        (:func:`~leantrain.export.whole_proofs.with_source_proofs`). Returns the imported
+        repository ids.
         """
         items = read_source(path, records=True)
+        if lean_sources is not None:
+            from leantrain.export.whole_proofs import with_source_proofs
+
+            items = with_source_proofs(items, lean_sources)
         with gc_paused(), self.transaction() as conn:
             return import_items(conn, items, date_processed=date_processed)
 

@@ -4,7 +4,12 @@ The output directory holds, with LeanDojo-v2's names and fields::
 
     random/{train,val,test}.json          novel_premises/{train,val,test}.json
     corpus.jsonl                          traced_files.jsonl
-    metadata.json
+    metadata.json                         statement_hashes.json
+
+``statement_hashes.json`` (leantrain's, for the contamination guard) holds, per split
+(``"random/train"``, …), ``[statement_hash, full_name]`` of each theorem that has a
+``theorem_statement`` (:func:`leantrain.core.lean_text.statement_hash`: comments, header lines,
+whitespace, keyword and name normalised away).
 
 Theorems are deduplicated across repositories by ``(file_path, full_name, start, end)``, the
 repository with the newest ``date_processed`` winning (a tie goes to the later import).
@@ -34,6 +39,7 @@ import orjson
 from leantrain.core.atomic import atomic_directory
 from leantrain.core.config import config_from_dict
 from leantrain.core.errors import DataError
+from leantrain.core.lean_text import statement_hash
 from leantrain.core.output_dir import check_output_dir, write_marker
 from leantrain.export.database import Database
 from leantrain.export.export_config import ExportConfig
@@ -47,6 +53,9 @@ from leantrain.export.theorem_stream import (
     theorem_rows,
 )
 from leantrain.export.typed_records import decode_uses
+
+STATEMENT_HASHES = "statement_hashes.json"
+"""The export's file of statement hashes per split (see the module docstring)."""
 
 
 @dataclass
@@ -399,6 +408,9 @@ def _export(
                 (s, n): _ArrayWriter(tmp / s / f"{n}.json") for s in STRATEGIES for n in SPLIT_NAMES
             }
             num_tactics = 0
+            hashes: dict[str, list[list[str]]] = {
+                f"{s}/{n}": [] for s in STRATEGIES for n in SPLIT_NAMES
+            }
             try:
                 for row in theorem_rows(conn, "temp._sel", drop_tactics=cfg.drop_tactics):
                     tid, n_tac = row[0], row[12]
@@ -412,6 +424,8 @@ def _export(
                         ("novel_premises", splitter.novel(key, tid in held)),
                     ):
                         writers[strategy, split].write(data)
+                        if row[5]:
+                            hashes[f"{strategy}/{split}"].append([statement_hash(row[5]), row[4]])
                         d = details[strategy][split]
                         d["theorems"] += 1
                         d["tactics"] += n_tac
@@ -419,6 +433,9 @@ def _export(
             finally:
                 for w in writers.values():
                     w.close()
+            (tmp / STATEMENT_HASHES).write_bytes(
+                orjson.dumps({"format_version": 1, "splits": hashes})
+            )
             num_files, num_premises, unknown = _write_corpus(db, tmp / "corpus.jsonl")
             num_traced = _write_traced_files(db, tmp / "traced_files.jsonl")
             sizes = {s: {n: writers[s, n].count for n in SPLIT_NAMES} for s in STRATEGIES}

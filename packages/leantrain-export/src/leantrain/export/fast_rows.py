@@ -23,7 +23,10 @@ import orjson
 from leantrain.core import json_fast
 from leantrain.core.schemas import MAX_POS, Theorem, TracedTactic
 
-THEOREM_FIELDS = frozenset(Theorem.model_fields)
+WHOLE_PROOF_FIELDS = ("formal_proof", "header", "proof_origin", "difficulty")
+"""Theorem fields of whole-proof data: stored with the record's unknown fields (``extra``), so
+the schema keeps its columns; a record that has one is validated by the model."""
+THEOREM_FIELDS = frozenset(Theorem.model_fields) - frozenset(WHOLE_PROOF_FIELDS)
 TACTIC_FIELDS = frozenset(TracedTactic.model_fields)
 PREMISE_FIELDS = frozenset({"full_name", "code", "start", "end", "kind"})
 _PROVENANCE_FIELDS = ("full_name", "def_path", "def_pos", "def_end_pos")
@@ -76,6 +79,8 @@ def theorem_parts(raw: Any) -> TheoremParts | None:
     """
     if type(raw) is not dict:
         return None
+    if any(raw.get(k) is not None for k in WHOLE_PROOF_FIELDS):
+        return None  # whole-proof fields: checked by the model
     get = raw.get
     url, commit, fp, name = get("url"), get("commit"), get("file_path"), get("full_name")
     if type(url) is not str or type(commit) is not str:

@@ -20,6 +20,7 @@ from leantrain.export.fast_rows import (
     PREMISE_FIELDS,
     TACTIC_FIELDS,
     THEOREM_FIELDS,
+    WHOLE_PROOF_FIELDS,
     TheoremParts,
     corpus_parts,
     dumps,
@@ -72,6 +73,9 @@ def _theorem_parts_of(thm: Theorem, raw: dict[str, Any]) -> TheoremParts:
                 provenances,
             )
         )
+    # whole-proof fields are kept with the unknown ones (as the model checked them), if set
+    whole = {k: getattr(thm, k) for k in WHOLE_PROOF_FIELDS if getattr(thm, k) is not None}
+    rest = {k: v for k, v in raw.items() if k not in WHOLE_PROOF_FIELDS}
     head = (
         thm.url,
         thm.commit,
@@ -80,7 +84,7 @@ def _theorem_parts_of(thm: Theorem, raw: dict[str, Any]) -> TheoremParts:
         thm.theorem_statement,
         *thm.start,
         *thm.end,
-        extra_json(raw, THEOREM_FIELDS),
+        extra_json({**rest, **whole}, THEOREM_FIELDS),
     )
     return head, tactics, None
 

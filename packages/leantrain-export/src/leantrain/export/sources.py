@@ -6,7 +6,10 @@ Recognised sources (see :func:`read_source`):
   optionally ``corpus.jsonl`` and ``traced_files.jsonl``), single- or multi-repository;
 * a LeanDojo Benchmark 4 directory: the same without ``metadata.json`` (url and commit come
   from the theorems), or a directory of bare split files (``*.json`` arrays of theorems);
-* a LeanDojo-v2 / LeanAgent ``dynamic_database.json``.
+* a LeanDojo-v2 / LeanAgent ``dynamic_database.json``;
+* whole-proof rows (``.jsonl``, ``.parquet``, a ``.json`` array with ``formal_statement``:
+  DeepSeek-Prover, NuminaMath-LEAN, Lean Workbook, miniF2F-style) and ``prove``'s
+  ``proofs.json``, each as a pseudo-repository (:mod:`leantrain.export.whole_proofs`).
 
 Every file is read by core's one strict reader (:mod:`leantrain.core.json_reader`): big JSON
 arrays are streamed, so importing a 100k-theorem split does not hold the whole file's objects in
@@ -446,11 +449,16 @@ def read_source(path: str | Path, *, records: bool = False) -> Iterator[SourceIt
             hint="check the path to the export directory or dynamic_database.json",
         )
     if path.is_file():
+        from leantrain.export.whole_proofs import is_whole_proof_file, read_whole_proof_file
+
+        if is_whole_proof_file(path):
+            return read_whole_proof_file(path)
         if path.suffix != ".json":
             raise DataError(
                 path,
                 "not a recognised source",
-                hint="pass an export directory or a dynamic_database.json",
+                hint="pass an export directory, a dynamic_database.json, a proofs.json, or "
+                "whole-proof rows (.jsonl, .parquet, .json with formal_statement)",
             )
         if _first_char(path) == "[":  # a bare split file of theorems
             return (

@@ -56,7 +56,7 @@ def load_theorems(path: str | Path) -> list[LeanTheorem]:
             raise DataError(where, f"not JSON ({e.msg})", hint="one JSON object per line") from None
         if not isinstance(row, dict):
             raise DataError(where, "not a JSON object", hint="one JSON object per line")
-        theorems.append(_theorem(row, where))
+        theorems.append(theorem_of_row(row, where))
     if not theorems:
         raise DataError(path, "holds no theorems", hint="give a benchmark JSONL file")
     names = [t.name for t in theorems]
@@ -79,7 +79,9 @@ def _text(row: dict[str, object], key: str, where: str, *, required: bool) -> st
     return value
 
 
-def _theorem(row: dict[str, object], where: str) -> LeanTheorem:
+def theorem_of_row(row: dict[str, object], where: str) -> LeanTheorem:
+    """The :class:`LeanTheorem` of one benchmark row (see the module docstring); a malformed
+    row is one :class:`DataError` naming ``where`` (``file:line``) and the field."""
     statement = _text(row, "formal_statement", where, required=True)
     assert statement is not None
     header = _text(row, "header", where, required=False)
@@ -121,6 +123,17 @@ def _statement_end(text: str) -> int:
         elif ch == ":" and depth == 0 and text.startswith(":=", i):
             return i
     return -1
+
+
+def split_theorem_text(text: str) -> tuple[str, str, str] | None:
+    """``(header, statement, proof)`` of a whole theorem text (``import …`` lines, then
+    ``theorem foo … := proof``): the statement up to the top-level ``:=`` (excluded), the
+    proof after it; ``None`` when ``text`` holds no declaration with a ``:=``."""
+    header, decl = split_statement(text)
+    end = _statement_end(decl)
+    if end < 0 or not re.match(r"^(?:@\[|private|protected|theorem|lemma|example)", decl):
+        return None
+    return header, decl[:end].rstrip(), decl[end + 2 :].strip()
 
 
 def theorem_from_source(

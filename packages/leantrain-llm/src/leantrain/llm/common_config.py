@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge, Gt, Lt
 from leantrain.core.config import AtLeast1, setting
 from leantrain.core.groups import Group, LifelongData, RunSwitches
-from leantrain.tactics.dataset_config import PromptArgs, SplitArgs
+from leantrain.tactics.dataset_config import GuardArgs, PromptArgs, SplitArgs
 
 Split = Literal["train", "val", "test"]
 
@@ -86,7 +86,15 @@ class EvalArgs(Group):
 
 @dataclass
 class LeanTrainArguments(
-    EvalArgs, LoraArgs, RunSwitches, TrainDataArgs, SplitArgs, PromptArgs, LifelongData, ModelArgs
+    EvalArgs,
+    LoraArgs,
+    RunSwitches,
+    TrainDataArgs,
+    GuardArgs,
+    SplitArgs,
+    PromptArgs,
+    LifelongData,
+    ModelArgs,
 ):
     """leantrain's groups of an SFT / GRPO config, combined with a TRL config by subclassing
     both, as TRL composes its argument groups; ``output_dir`` and ``seed`` are TRL's."""

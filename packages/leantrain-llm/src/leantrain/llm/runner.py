@@ -82,12 +82,16 @@ def evaluate_with_config(config: Any) -> dict[str, Any]:
 
 def check_first(settings: Any, *, rl: bool = False) -> None:
     """The first usable example of ``settings.data_path`` read (``DataError`` naming the file
-    if none), before TRL and transformers are imported (tens of seconds)."""
+    if none), before TRL and transformers are imported (tens of seconds); in ``mode`` whole
+    (SFT), the first whole-proof example."""
     split = getattr(settings, "split", None) or settings.train_split
     if settings.data_path is not None and settings.mode == "whole":
-        from leantrain.llm.training_data import whole_rows
+        from leantrain.llm.training_data import model_prompt, whole_proof_dataset, whole_rows
 
-        whole_rows(settings.data_path, split, settings, max_samples=1)
+        if rl:
+            whole_rows(settings.data_path, split, settings, max_samples=1)
+        else:
+            whole_proof_dataset(settings.data_path, split, settings, model_prompt(settings), 1)
     elif settings.data_path is not None:
         from leantrain.llm.training_data import dataset_config
         from leantrain.tactics import create_rl_dataset, create_sft_dataset

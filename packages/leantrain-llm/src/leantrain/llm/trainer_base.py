@@ -189,15 +189,8 @@ class LLMTrainer:
         if self._prompt is None:
             from leantrain.llm.training_data import model_prompt
 
+            # (in mode whole, the default system prompt is the whole-proof one: resolve_prompt)
             self._prompt = model_prompt(self.config)
-        if self._prompt.mode == "whole":  # the tactic default asks for one tactic: not a proof
-            from leantrain.tactics import DEFAULT_SYSTEM_PROMPT
-            from leantrain.tactics.whole_proof import WHOLE_PROOF_SYSTEM_PROMPT
-
-            if self._prompt.system_prompt == DEFAULT_SYSTEM_PROMPT:
-                self._prompt = dataclasses.replace(
-                    self._prompt, system_prompt=WHOLE_PROOF_SYSTEM_PROMPT
-                )
         return self._prompt
 
     def save(self, path: Path) -> None:
@@ -264,6 +257,9 @@ class LLMTrainer:
     def train_step(self, step: Step) -> dict[str, Any]:
         """Train one step on ``step.data`` from ``step.init_from`` (or the configured model);
         continues from the last ``checkpoint-*`` in ``step.work_dir`` if a run was killed."""
+        from leantrain.llm.training_data import guard
+
+        guard(step.data, self.config)  # the contamination guard, before any model is loaded
         if step.init_from is None:
             self.model  # noqa: B018 - the configured model, or the one trained so far
         else:
@@ -332,7 +328,9 @@ class LLMTrainer:
     def evaluate(self, data: Any = None, split: str = "test") -> dict[str, float]:
         """``eval_loss``, ``top1_accuracy``, ``top{k}_accuracy`` on ``split`` of ``data`` (an
         export dir or a ``Dataset``; default: ``config.data_path``, else the data of the last step
-        trained, e.g. the merged export of a lifelong run)."""
+        trained, e.g. the merged export of a lifelong run). A whole-proof model (``mode``
+        ``"whole"``) is evaluated on the whole proofs of the split: ``eval_loss`` is the loss
+        on the proof tokens, the accuracies exact matches of the whole proof."""
         from leantrain.llm.evaluation import evaluate_pairs
         from leantrain.llm.training_data import load_rl_dataset, load_whole_dataset, references
 
@@ -340,7 +338,7 @@ class LLMTrainer:
             data = self.config.data_path if self.config.data_path is not None else self._last_data
         if data is None:
             raise ConfigError("nothing to evaluate on", hint="pass data=… (--data DIR)")
-        whole = self.config.mode == "whole"  # the held-out proofs: loss and exact match
+        whole = self.prompt.mode == "whole"  # the held-out proofs: loss and exact match
         dataset = (load_whole_dataset if whole else load_rl_dataset)(
             data, split, self.config, max_samples=self.config.max_eval_samples, prompt=self.prompt
         )

@@ -84,9 +84,55 @@ def load_sft_dataset(
         return data
     from leantrain.tactics import create_sft_dataset
 
+    if prompt is None:
+        prompt = model_prompt(cfg)
+    if prompt.mode == "whole":
+        return whole_proof_dataset(data, split, cfg, prompt, max_samples)
     path = _check_exists(data)
     config = dataset_config(cfg, prompt=prompt)
     return create_sft_dataset(path, split, max_samples, config=config).to_hf()
+
+
+def whole_proof_dataset(
+    path: str | Path, split: str, cfg: Any, prompt: Any, max_samples: int | None = None
+) -> Any:
+    """Whole-proof SFT rows (``prompt``: system + header and statement, ``completion``: the
+    proof; :func:`leantrain.tactics.whole_proof.create_whole_proof_sft_dataset`). A retriever
+    is refused: whole-proof prompts carry no premises."""
+    from leantrain.core.errors import ConfigError
+    from leantrain.tactics.whole_proof import create_whole_proof_sft_dataset
+
+    if prompt.retriever is not None:
+        raise ConfigError(
+            f"--mode whole takes no retriever (got {prompt.retriever}): whole-proof prompts are "
+            "the header and the statement",
+            hint="pass --retriever '' (none), or train in --mode tactic",
+        )
+    return create_whole_proof_sft_dataset(
+        _check_exists(path),
+        split,
+        max_samples,
+        system_prompt=prompt.system_prompt,
+        split_strategy=cfg.split_strategy,
+    )
+
+
+def guard(data: Any, cfg: Any) -> None:
+    """The contamination guard before training on ``data`` (an export dir or split file; an
+    in-memory ``Dataset`` has no statements to check): ``cfg``'s ``eval_set`` files and the
+    data's test split against its training split
+    (:func:`leantrain.tactics.contamination.guard_training_data`)."""
+    if not isinstance(data, (str, Path)):
+        return
+    from leantrain.tactics.contamination import guard_training_data
+
+    guard_training_data(
+        data,
+        eval_sets=cfg.eval_set,
+        allow=cfg.allow_contamination,
+        train_split=cfg.train_split,
+        split_strategy=cfg.split_strategy,
+    )
 
 
 def load_rl_dataset(
@@ -116,7 +162,6 @@ def whole_rows(
     file = resolve_split_file(_check_exists(data), split, cfg.split_strategy)
     theorems = iter_theorems(file, split, split_strategy=cfg.split_strategy)
     system = prompt.system_prompt if prompt is not None else default_system_prompt("whole")
-    # the contamination guard (issue 35) is wired here by the lead, over the theorems read
     rows = whole_proof_rl_rows(theorems, system)[:max_samples]
     if not rows:
         raise DataError(

@@ -1,6 +1,7 @@
 """Configuration of the SFT / GRPO tactic datasets: :class:`PromptArgs` (how a prompt is
 written, taken whole by every command that builds prompts: SFT, GRPO, ``llm eval``, the prover),
-:class:`SplitArgs` (which split directory of an export dir) and :class:`TacticDatasetConfig`."""
+:class:`SplitArgs` (which split directory of an export dir), :class:`GuardArgs` (the
+contamination guard of training) and :class:`TacticDatasetConfig`."""
 
 from __future__ import annotations
 
@@ -52,6 +53,21 @@ class SplitArgs(Group):
 
     split_strategy: Literal["random", "novel_premises"] = setting(
         "random", "Split directory of an export dir."
+    )
+
+
+@dataclass
+class GuardArgs(Group):
+    """The contamination guard of training (:mod:`leantrain.tactics.contamination`)."""
+
+    eval_set: list[str] = setting(
+        [],
+        "Evaluation set (.jsonl/.json of statements: miniF2F, DeepSeek-Prover, NuminaMath-LEAN, "
+        "Lean Workbook rows or theorem records; repeatable): training refuses when one of its "
+        "statements, or one of the data's test split, occurs in the training data.",
+    )
+    allow_contamination: bool = setting(
+        False, "Train even when an evaluation statement occurs in the training data (warned)."
     )
 
 

@@ -183,7 +183,9 @@ def resolve_prompt(
     :func:`given_settings`) over the ``prompt.json`` of ``model_dir`` (its retriever checked by
     :func:`check_model_retriever` when it is used), over the defaults. A given ``retriever``
     (``""``: none) is resolved to its checkpoint and fingerprint; the same content as the
-    model's is no difference (a copy). A given setting that differs from the model's: one
+    model's is no difference (a copy). In ``mode`` ``"whole"`` the default system prompt is
+    the whole-proof one (:data:`~leantrain.tactics.whole_proof.WHOLE_PROOF_SYSTEM_PROMPT`).
+    A given setting that differs from the model's: one
     warning line and the given one is used (``on_conflict="warn"``), or one
     :class:`ConfigError` line naming each difference (``"error"``)."""
     model = read_prompt(model_dir)
@@ -196,6 +198,10 @@ def resolve_prompt(
 
             now = retriever_checkpoint(given["retriever"])
             values["retriever"], values["retriever_sha256"] = now.path, now.sha256
+    if values["mode"] == "whole" and values["system_prompt"] == DEFAULT_SYSTEM_PROMPT:
+        from leantrain.tactics.whole_proof import WHOLE_PROOF_SYSTEM_PROMPT
+
+        values["system_prompt"] = WHOLE_PROOF_SYSTEM_PROMPT  # the tactic default: not given
     chosen = ModelPrompt(**values)
     if model is None:
         return chosen

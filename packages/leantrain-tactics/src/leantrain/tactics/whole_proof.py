@@ -15,7 +15,8 @@ without one yields no example (LeanDojo Benchmark 4 ships none: its statements a
 Lean source).
 
 Statements are compared, for the contamination guard, by :func:`statement_hash` of
-:func:`normalize_statement`: comments dropped, whitespace collapsed, the declaration keyword and
+:func:`normalize_statement` (both in :mod:`leantrain.core.lean_text`, which exports use too):
+comments and leading header lines dropped, whitespace collapsed, the declaration keyword and
 name dropped (a renamed copy of a benchmark theorem is still the same statement), and the
 trailing ``:=`` / ``by`` dropped.
 
@@ -31,14 +32,40 @@ becomes ``exact``).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from leantrain.core.lean_text import strip_marks
+from leantrain.core.errors import DataError
+from leantrain.core.lean_text import (
+    _DECL,
+    contains_sorry,
+    normalize_statement,
+    statement_hash,
+    tactics_proof,
+)
 from leantrain.core.schemas import Theorem
+
+__all__ = [
+    "WHOLE_PROOF_SYSTEM_PROMPT",
+    "Origin",
+    "WholeProofExample",
+    "create_whole_proof_sft_dataset",
+    "default_system_prompt",
+    "extract_proof",
+    "normalize_statement",
+    "prompt_statement",
+    "proof_script",
+    "statement_hash",
+    "tactics_proof",
+    "whole_proof_completion",
+    "whole_proof_example",
+    "whole_proof_examples",
+    "whole_proof_prompt",
+    "whole_proof_rl_rows",
+    "whole_proof_sft_rows",
+]
 
 Origin = Literal["source", "tactics", "imported", "found"]
 
@@ -75,31 +102,70 @@ class WholeProofExample:
         return f"{self.statement} {self.proof}"
 
 
-def tactics_proof(tactics: Iterable[str]) -> str:
-    """Traced tactics (``<a>`` marks removed) as a ``by`` block, each indented two spaces."""
-    lines = ["by"]
-    for tactic in tactics:
-        text = strip_marks(tactic).strip("\n")
-        lines.extend("  " + line for line in text.splitlines())
-    return "\n".join(lines)
+def whole_proof_sft_rows(
+    examples: Iterable[WholeProofExample],
+    system_prompt: str | None = WHOLE_PROOF_SYSTEM_PROMPT,
+    max_samples: int | None = None,
+) -> list[dict[str, Any]]:
+    """TRL prompt/completion rows (loss only on the completion: the proof)."""
+    rows = []
+    for example in examples:
+        if max_samples is not None and len(rows) >= max_samples:
+            break
+        rows.append(
+            {
+                "prompt": whole_proof_prompt(example, system_prompt),
+                "completion": whole_proof_completion(example),
+            }
+        )
+    return rows
+
+
+def create_whole_proof_sft_dataset(
+    source: Any,
+    split: str = "train",
+    max_samples: int | None = None,
+    *,
+    system_prompt: str | None = WHOLE_PROOF_SYSTEM_PROMPT,
+    split_strategy: str = "random",
+) -> Any:
+    """A ``datasets.Dataset`` of whole-proof SFT rows (``prompt`` = system + header and
+    statement, ``completion`` = the proof) from an export dir, a split file or theorems. A
+    split without any theorem that has a statement and a proof is one :class:`DataError`."""
+    import datasets
+    from leantrain.tactics.tactic_dataset import message_feature
+    from leantrain.tactics.theorem_source import describe_source, iter_theorems
+
+    theorems = iter_theorems(source, split, split_strategy=split_strategy)
+    rows = whole_proof_sft_rows(whole_proof_examples(theorems), system_prompt, max_samples)
+    if not rows:
+        raise DataError(
+            describe_source(source, split, split_strategy),
+            "no whole-proof example: no theorem has a theorem_statement and a proof",
+            hint="import statements with proofs (leantrain export import FILE.jsonl|.parquet), "
+            "or train in tactic mode (LeanDojo Benchmark 4 ships no statements)",
+        )
+    features = datasets.Features({"prompt": message_feature(), "completion": message_feature()})
+    return datasets.Dataset.from_list(rows, features=features)
 
 
 def whole_proof_example(theorem: Theorem) -> WholeProofExample | None:
-    """The record's whole-proof example, or ``None`` without a statement or any proof."""
+    """The record's whole-proof example, or ``None`` without a statement or any proof, or
+    with a proof that uses ``sorry`` / ``admit``."""
     statement = (theorem.theorem_statement or "").strip()
     if not statement:
         return None
     if theorem.formal_proof and theorem.formal_proof.strip():
         proof, origin = theorem.formal_proof.strip(), theorem.proof_origin or "imported"
     elif theorem.traced_tactics:
-        proof, origin = tactics_proof(t.tactic for t in theorem.traced_tactics), "tactics"
+        proof, origin = tactics_proof([t.tactic for t in theorem.traced_tactics]), "tactics"
     else:
         return None
-    if not statement.endswith(":="):
-        statement += " :="
+    if contains_sorry(proof):
+        return None  # not a proof to learn from
     return WholeProofExample(
         full_name=theorem.full_name,
-        statement=statement,
+        statement=prompt_statement(statement),
         proof=proof,
         header=(theorem.header or "").strip(),
         origin=origin,
@@ -113,26 +179,6 @@ def whole_proof_examples(theorems: Iterable[Theorem]) -> Iterator[WholeProofExam
         example = whole_proof_example(theorem)
         if example is not None:
             yield example
-
-
-_COMMENT = re.compile(r"/-.*?-/|--[^\n]*", re.DOTALL)
-_DECL = re.compile(
-    r"^(?:@\[[^\]]*\]\s*)*(?:(?:private|protected|noncomputable|nonrec)\s+)*"
-    r"(?:theorem|lemma|example|def|abbrev|instance)\b\s*(?:(?!\s)[^\s:(\[{⦃]+)?"
-)
-_TAIL = re.compile(r"\s*(?::=\s*(?:by)?\s*(?:sorry)?\s*)?$")
-
-
-def normalize_statement(text: str) -> str:
-    """``theorem foo (n : ℕ) :\\n  n + 0 = n := by`` → ``(n : ℕ) : n + 0 = n``."""
-    text = " ".join(_COMMENT.sub(" ", text).split())
-    text = _DECL.sub("", text, count=1).strip()
-    return _TAIL.sub("", text).strip()
-
-
-def statement_hash(text: str) -> str:
-    """SHA-256 (hex, first 16 digits) of :func:`normalize_statement` of ``text``."""
-    return hashlib.sha256(normalize_statement(text).encode("utf-8")).hexdigest()[:16]
 
 
 def default_system_prompt(mode: str) -> str:
