@@ -20,8 +20,11 @@ led by the premises accessible from the theorem, retrieved for the state
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import time
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from leantrain.core.config import config_from_dict
@@ -48,6 +51,8 @@ from leantrain.prover.search import (
 from leantrain.prover.summary import summarize
 from leantrain.prover.theorems import as_theorem, load_split, repository, theorem_id
 from leantrain.tactics.premises import PremiseSource
+
+log = logging.getLogger(__name__)
 
 
 def make_backend(config: ProverConfig, *, lean_dojo: Any = None, pantograph: Any = None) -> Backend:
@@ -107,6 +112,37 @@ def load_progress(path: str, device: str | None) -> StepsPredictor:
 
     predictor: StepsPredictor = ProgressPredictor.from_pretrained(path, device=device)
     return predictor
+
+
+MODEL_ENV = "LEANPROGRESS_MODEL"
+"""LeanDojo-v2's variable naming the progress model (leantrain-progress reads it too)."""
+
+
+def progress_source(flag: str | None) -> str | None:
+    """The progress model to use: ``--progress``, else ``$LEANPROGRESS_MODEL`` (LeanDojo-v2's
+    variable: set alone, it turns progress scoring on); which one is logged."""
+    env = os.environ.get(MODEL_ENV) or None
+    if flag:
+        if env and env != flag:
+            log.info(
+                "progress model: --progress %s (the flag wins over $%s=%s)", flag, MODEL_ENV, env
+            )
+        else:
+            log.info("progress model: --progress %s", flag)
+        return flag
+    if env:
+        log.info("progress model: $%s=%s (no --progress given)", MODEL_ENV, env)
+    return env
+
+
+def engine_cache(config: ProverConfig) -> Path:
+    """Where ``--engine ct2`` / ``vllm`` keep converted models: ``engine_cache``, else
+    ``OUTPUT_DIR/engine-cache`` (beside the results), else ``~/.cache/leantrain/engines``."""
+    if config.engine_cache:
+        return Path(config.engine_cache).expanduser()
+    if config.output_dir:
+        return Path(config.output_dir) / "engine-cache"
+    return Path("~/.cache/leantrain/engines").expanduser()
 
 
 def traced_record(theorem: Theorem, result: SearchResult) -> dict[str, Any]:
@@ -187,9 +223,10 @@ class Prover:
                 "retrieved premises",
                 hint="give a generator with propose(states, k, premises=None), or no retriever",
             )
-        if progress_model is None and cfg.progress:
+        progress_path = progress_source(cfg.progress)
+        if progress_model is None and progress_path:
             # before the generator: a missing extra or a bad path fails before the big load
-            progress_model = load_progress(cfg.progress, cfg.device)
+            progress_model = load_progress(progress_path, cfg.device)
         self.progress = progress_model
         if premise_source is None and self.premise_settings.retriever is not None:
             from leantrain.tactics import RetrievedPremises
@@ -205,17 +242,30 @@ class Prover:
         if tactic_generator is None:
             if not cfg.generator:
                 raise ConfigError("no tactic generator given", hint="pass --generator RUN_OR_MODEL")
-            from leantrain.prover.generator import HFGenerator
+            from leantrain.prover.engines import load_generator
 
-            tactic_generator = HFGenerator.from_pretrained(
+            tactic_generator = load_generator(
+                cfg.engine,
                 cfg.generator,
-                system_prompt=self.prompt.system_prompt,
+                cache_dir=engine_cache(cfg),
                 device=cfg.device,
+                compute_type=cfg.ct2_compute_type,
+                seed=cfg.seed,
+                system_prompt=self.prompt.system_prompt,
                 decoding=cfg.decoding,
                 temperature=cfg.temperature,
                 max_new_tokens=cfg.max_new_tokens,
                 batch_size=cfg.generation_batch_size,
                 max_premise_chars=self.premise_settings.max_premise_chars,
+                tactic_score=cfg.tactic_score,
+            )
+        elif hasattr(tactic_generator, "tactic_score"):
+            tactic_generator.tactic_score = cfg.tactic_score  # type: ignore[attr-defined]
+        elif cfg.tactic_score != "sum":
+            raise ConfigError(
+                f"--tactic-score {cfg.tactic_score}: the tactic generator given has no "
+                "tactic_score (it scores tactics by their summed log-probability)",
+                hint="give a ChatGenerator (leantrain.prover.generator), or --tactic-score sum",
             )
         self.generator = tactic_generator
         self.settings = SearchSettings(
@@ -224,8 +274,9 @@ class Prover:
             max_nodes=cfg.max_nodes,
             timeout=cfg.timeout,
             expansion_batch=cfg.expansion_batch,
-            length_normalize=cfg.length_normalize,
+            depth_exponent=cfg.effective_depth_exponent(),
             progress_weight=cfg.progress_weight,
+            progress_input=cfg.progress_input,
         )
         if cfg.decoding == "sample":
             import torch
@@ -336,6 +387,7 @@ class Prover:
             "checked": verdict is not None and verdict.proved,
             "axioms": None if verdict is None or verdict.axioms is None else list(verdict.axioms),
             "tactics_cut_off": cut_off,
+            "trace": [{k: round(v, 4) for k, v in node.items()} for node in result.trace],
             "traced": traced_record(theorem, result) if result.proved else None,
         }
 
