@@ -370,3 +370,67 @@ def test_leanprogress_model_alone_turns_progress_on_and_the_flag_wins(
     assert _prove(nat_basics, tmp_path, progress="runs/flag").progress == "runs/flag"
     assert "the flag wins over $LEANPROGRESS_MODEL" in caplog.text
     assert loaded == ["runs/env-progress", "runs/flag"]
+
+
+# --- tuning the progress weight ------------------------------------------------------------
+
+
+class TreeBackend:
+    """Every theorem is the same tree: ``b`` (the generator's favourite) leads nowhere,
+    ``a`` then ``qed`` proves it."""
+
+    name = "replay"
+    metric = "replay proof rate"
+
+    def start(self, theorem):
+        from leantrain.prover.backend import NO_GOALS
+        from prover_helpers import TreeSession
+
+        tree = {("root", "a"): "A", ("root", "b"): "B", ("B", "b2"): "B2", ("A", "qed"): NO_GOALS}
+        return TreeSession("root", tree)
+
+
+class Steps:
+    """The progress model knows ``b`` is far from a proof."""
+
+    def predict_many(self, goals, prefixes, tactics):
+        return [5.0 if t.startswith("b") else 1.0 for t in tactics]
+
+
+def test_the_weight_sweep_picks_the_weight_that_proves_more_and_writes_it(nat_basics, tmp_path):
+    from leantrain.prover.tuning import tune_progress_weight, write_weight
+    from prover_helpers import ScriptedGenerator
+
+    script = {"root": [("b", -0.5), ("a", -1.0)], "A": [("qed", -0.1)], "B": [("b2", -0.1)]}
+    result = tune_progress_weight(
+        {"data": str(nat_basics), "split": "test", "max_expansions": 2},
+        [0.0, 1.0, 10.0],
+        tactic_generator=ScriptedGenerator(script),
+        progress_model=Steps(),
+        lean_backend=TreeBackend(),
+    )
+    by_weight = {r["progress_weight"]: r for r in result["table"]}
+    assert by_weight[0.0]["proved"] == 0  # b first: the budget ends in B
+    assert by_weight[1.0]["proved"] == by_weight[1.0]["attempted"] == 3
+    assert result["best"] == 1.0  # 10 proves as much in as many expansions: the smaller wins
+    config = tmp_path / "prove.yaml"
+    config.write_text("k: 4\nprogress_weight: 0.3\n")
+    write_weight(config, result["best"])
+    from leantrain.core.config import config_from_yaml
+    from leantrain.prover import ProverConfig
+
+    loaded = config_from_yaml(ProverConfig, config)
+    assert loaded.progress_weight == 1.0 and loaded.num_sampled_tactics == 4
+
+
+def test_the_weight_sweep_needs_a_progress_model(nat_basics, monkeypatch):
+    from leantrain.prover.tuning import tune_progress_weight
+    from prover_helpers import ScriptedGenerator
+
+    monkeypatch.delenv("LEANPROGRESS_MODEL", raising=False)
+    with pytest.raises(ConfigError, match="needs a progress model"):
+        tune_progress_weight(
+            {"data": str(nat_basics), "split": "test"},
+            [0.0],
+            tactic_generator=ScriptedGenerator({}),
+        )
