@@ -123,12 +123,10 @@ def progress_source(flag: str | None) -> str | None:
     variable: set alone, it turns progress scoring on); which one is logged."""
     env = os.environ.get(MODEL_ENV) or None
     if flag:
-        if env and env != flag:
+        if env:  # both: say which one is used
             log.info(
                 "progress model: --progress %s (the flag wins over $%s=%s)", flag, MODEL_ENV, env
             )
-        else:
-            log.info("progress model: --progress %s", flag)
         return flag
     if env:
         log.info("progress model: $%s=%s (no --progress given)", MODEL_ENV, env)
