@@ -105,9 +105,10 @@ def ct2_model(name: str | Path, cache_dir: str | Path) -> Path:
         config["bos_token"] = config.get("bos_token") or config.get("eos_token")
         (out / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
         tokenizer.save_pretrained(str(out / "tokenizer"))
-        if target.exists():  # an incomplete conversion left by a killed run
-            shutil.rmtree(target)
-        os.replace(out, target)
+        if not (target / "model.bin").is_file():  # else another process converted it first
+            if target.exists():  # an incomplete conversion left by a killed run
+                shutil.rmtree(target)
+            os.replace(out, target)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return target
