@@ -10,8 +10,11 @@ Each engine gets the same calls: ``--batch`` states at a time, beam search with 
 ``--max-new-tokens``. Measured per engine: wall seconds of the calls and tactics per second
 (distinct candidates returned, finished or cut off, per second); against ``hf``: top-1
 agreement (the same best candidate) and the log-probability difference of candidates both
-return (mean and max |Δ|, nats). ``ct2`` runs at int8 (``auto`` on CPU, the default) and at
-float32 (``--compute-types``). The first call of each engine is a warm-up, not timed.
+return (mean and max |Δ|, nats), over the states both engines did. ``ct2`` runs at int8
+(``auto`` on CPU, the default) and at float32 (``--compute-types``). The first call of each
+engine is a warm-up, not timed; each engine stops calling after ``--budget-s`` seconds (a
+shared, loaded machine: ``hf`` may not get through all states). Both engines use as many
+threads as the machine has cores (torch ``set_num_threads``, CTranslate2 ``intra_threads``).
 
     uv run python tools/bench/prove_engines.py --work /tmp/engine-bench [--model DIR]
         [--states 50] [--k 8] [--json results.json]
@@ -45,12 +48,15 @@ def lb4_states(path: Path, n: int) -> list[str]:
     return list(seen)
 
 
-def run_engine(gen, states: list[str], k: int, batch: int) -> tuple[list, float]:
-    """All states' candidates (``batch`` per call) and the wall seconds, after one warm-up."""
+def run_engine(gen, states: list[str], k: int, batch: int, budget: float) -> tuple[list, float]:
+    """The states' candidates (``batch`` per call) and the wall seconds, after one warm-up;
+    calls stop once ``budget`` seconds are spent (the rows say how many states were done)."""
     gen.candidates(states[:1], k)
     out, start = [], time.perf_counter()
     for i in range(0, len(states), batch):
         out += gen.candidates(states[i : i + batch], k)
+        if time.perf_counter() - start > budget:
+            break
     return out, time.perf_counter() - start
 
 
@@ -76,6 +82,18 @@ def compare(rows: list, reference: list) -> dict:
     }
 
 
+def _rates(rows: list, secs: float) -> dict:
+    n = sum(len(r) for r in rows)
+    return {
+        "states_done": len(rows),
+        "seconds": secs,
+        "tactics": n,
+        "tactics_per_s": n / secs,
+        "states_per_s": len(rows) / secs,
+        "finished": sum(c[2] == "stop" for r in rows for c in r),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", type=Path, default=Path("/tmp/leantrain-engines"))
@@ -86,6 +104,9 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--max-new-tokens", type=int, default=32)
     ap.add_argument("--compute-types", default="auto,float32")
+    ap.add_argument(
+        "--budget-s", type=float, default=150.0, help="seconds of calls per engine at most"
+    )
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
 
@@ -112,39 +133,33 @@ def main() -> None:
         "machine": {"cpus": threads, "platform": platform.platform()},
         "engines": {},
     }
-    hf = HFGenerator.from_pretrained(model, device="cpu", **options)
-    hf.model.float()
-    ref, secs = run_engine(hf, states, args.k, args.batch)
-    n = sum(len(r) for r in ref)
-    results["engines"]["hf"] = {
-        "seconds": secs,
-        "tactics": n,
-        "tactics_per_s": n / secs,
-        "finished": sum(c[2] == "stop" for r in ref for c in r),
-    }
-    print(f"hf: {n} tactics in {secs:.1f} s", file=sys.stderr)
-    del hf
-    for compute in args.compute_types.split(","):
+    runs: dict = {}
+    for compute in args.compute_types.split(","):  # CTranslate2 first: it is the fast one
         name = f"ct2-{ct2_compute_type(compute, 'cpu')}"
         t0 = time.perf_counter()
         ct2 = CT2Generator.from_pretrained(
-            model, cache_dir=args.work / "ct2-cache", device="cpu", compute_type=compute, **options
+            model,
+            cache_dir=args.work / "ct2-cache",
+            device="cpu",
+            compute_type=compute,
+            threads=threads,
+            **options,
         )
         load = time.perf_counter() - t0
-        rows, secs = run_engine(ct2, states, args.k, args.batch)
-        n = sum(len(r) for r in rows)
-        hf_rate = results["engines"]["hf"]["tactics_per_s"]
-        results["engines"][name] = {
-            "seconds": secs,
-            "load_s": load,
-            "tactics": n,
-            "tactics_per_s": n / secs,
-            "speedup_vs_hf": (n / secs) / hf_rate,
-            "finished": sum(c[2] == "stop" for r in rows for c in r),
-            **compare(rows, ref),
-        }
+        rows, secs = run_engine(ct2, states, args.k, args.batch, args.budget_s)
+        runs[name] = rows
+        results["engines"][name] = {"load_s": load, **_rates(rows, secs)}
         print(f"{name}: {json.dumps(results['engines'][name])}", file=sys.stderr)
         del ct2
+    hf = HFGenerator.from_pretrained(model, device="cpu", **options)
+    hf.model.float()
+    ref, secs = run_engine(hf, states, args.k, args.batch, args.budget_s)
+    results["engines"]["hf"] = _rates(ref, secs)
+    print(f"hf: {json.dumps(results['engines']['hf'])}", file=sys.stderr)
+    for name, rows in runs.items():
+        entry = results["engines"][name]
+        entry["speedup_vs_hf"] = entry["tactics_per_s"] / results["engines"]["hf"]["tactics_per_s"]
+        entry.update(compare(rows, ref))  # over the states both engines did
     text = json.dumps(results, indent=2)
     if args.json:
         args.json.write_text(text + "\n", encoding="utf-8")

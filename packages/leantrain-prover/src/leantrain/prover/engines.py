@@ -139,10 +139,12 @@ class CT2Generator(ChatGenerator):
         compute_type: str = "auto",
         seed: int | None = None,
         system_prompt: str | None = None,
+        threads: int = 0,
         **options: Any,
     ) -> CT2Generator:
         """Convert ``name`` into ``cache_dir`` unless done, and load it on ``device`` (``cpu``,
-        ``cuda`` or ``cuda:N``; default: cuda when available) at ``compute_type``."""
+        ``cuda`` or ``cuda:N``; default: cuda when available) at ``compute_type``, with
+        ``threads`` CPU threads (0: CTranslate2's default)."""
         import ctranslate2
         from leantrain.llm.model_loading import load_tokenizer
 
@@ -156,6 +158,7 @@ class CT2Generator(ChatGenerator):
             device=kind,
             device_index=int(index or 0),
             compute_type=ct2_compute_type(compute_type, kind),
+            intra_threads=threads,
         )
         if seed is not None:
             ctranslate2.set_random_seed(seed)
