@@ -26,7 +26,12 @@
 #   6. `leantrain grpo` from the SFT model (format + no_sorry rewards), then eval — on random
 #      weights both rewards are often constant across a group (zero advantage, zero loss): the
 #      GRPO row measures generation + training throughput and memory, not learning;
-#   7. `leantrain retrieval train` (ByT5-small shape, bf16-mixed; R@1/R@10/MRR on LB4 test).
+#   7. `leantrain retrieval train` (ByT5-small shape, bf16-mixed; R@1/R@10/MRR on LB4 test);
+#   8. `leantrain prove --engine hf`, then `--engine vllm` (GPU mode only; needs vLLM importable
+#      by that Python — it is no leantrain dependency, so install it in the image or point
+#      $LEANTRAIN_PYTHON at one that has it; without it the stage is one error line): the SFT
+#      model, beam k = 8, 20 LB4 test theorems, replay backend; each summary (proof rate,
+#      generator seconds) in logs/prove-*.out. Not yet run: no GPU was lent when it was added.
 # Held-out metrics of random-init models measure that the pipeline trains and evaluates end to
 # end (the loss should fall), not model quality: no pretrained weights can reach the machine.
 #
@@ -263,6 +268,14 @@ CAP=$CAP_RETR bench retrieval --model-dir "$W/byt5" -- retrieval train --model_n
     --data_path "$W/lb4" --output_dir "$W/retrieval" --max-steps "$RETR_STEPS" --batch_size 8 \
     --context_max_len "$CTX" --premise_max_len "$CTX" --warmup_steps 10 --report_to none \
     --seed 0 "${PREC[@]}"
+
+if [[ $MODE == gpu ]]; then
+    PROVE=(prove --generator "$W/sft-full" --data "$W/lb4" --split test --backend replay
+        --decoding beam --k 8 --max-theorems 20 --max-expansions 20 --progress-bar false)
+    stage prove-hf 90 "${PY[@]}" -c "$LT" "${PROVE[@]}" --engine hf --output-dir "$W/prove-hf"
+    stage prove-vllm 150 "${PY[@]}" -c "$LT" "${PROVE[@]}" --engine vllm --output-dir "$W/prove-vllm"
+    tail -n 3 "$W/logs/prove-hf.out" "$W/logs/prove-vllm.out" >&2 || true
+fi
 
 echo "[gpu.sh] done in $((SECONDS - START))s (budget ${BUDGET}s); logs and stats.jsonl in $W" >&2
 "${PY[@]}" "$HERE/gpu_bench.py" report "$STATS"

@@ -49,11 +49,49 @@ def test_expands_the_most_probable_open_state_first_and_reconstructs_the_proof()
 
 
 def test_length_normalisation_changes_the_order():
+    """``depth_exponent`` 1 (``length_normalize``, SearchSettings' older field) divides by
+    the depth."""
     script = {**SCRIPT, "B": [("b2", -0.9)]}  # B2: -1.4 in all, -0.7 per tactic
     _, gen_plain, _ = _search(script=script)
-    _, gen_normed, _ = _search(script=script, length_normalize=True)
+    _, gen_normed, _ = _search(script=script, depth_exponent=1.0)
     assert gen_plain.expanded[:3] == ["root", "B", "A"]  # A -1.0 > B2 -1.4
     assert gen_normed.expanded[:3] == ["root", "B", "B2"]  # B2 -0.7 > A -1.0
+
+
+def test_the_depth_exponent_divides_by_a_power_of_the_depth():
+    """BFS-Prover-V2's exponent 2: B2 (-1.6 at depth 2: -0.4) and B3 (-2.7 at depth 3: -0.3)
+    are expanded before A (-1.0), which the raw sums (-1.6, -2.7) rank after A."""
+    tree = {**TREE, ("B2", "b3"): "B3"}
+    script = {**SCRIPT, "B": [("b2", -1.1)], "B2": [("b3", -1.1)]}
+    r0, plain, _ = _search(tree, script)
+    r2, squared, _ = _search(tree, script, depth_exponent=2.0)
+    assert plain.expanded[:3] == ["root", "B", "A"]
+    assert squared.expanded[:4] == ["root", "B", "B2", "B3"]
+    # the trace logs each expanded node's terms: B3's score is -2.7 / 3**2
+    b3 = r2.trace[3]
+    assert b3["depth"] == 3 and b3["score"] == pytest.approx(-2.7 / 9)
+    assert b3["steps"] == 0.0 and b3["priority"] == pytest.approx(b3["score"])
+    assert [t["depth"] for t in r0.trace[:3]] == [0, 1, 1]
+
+
+def test_the_progress_model_can_read_the_child_state_lean_returned():
+    """``progress_input: child``: the model is asked about the new state after the path (its
+    tactics as the prefix, no tactic), not about the parent goal and the tactic."""
+
+    class Steps:
+        def __init__(self):
+            self.calls = []
+
+        def predict_many(self, goals, prefixes, tactics):
+            self.calls += list(zip(goals, prefixes, tactics))
+            return [5.0 if g == "B" else 1.0 for g in goals]
+
+    steps = Steps()
+    gen = ScriptedGenerator(SCRIPT)
+    settings = SearchSettings(progress_weight=0.5, progress_input="child")
+    result = best_first_search(TreeSession("root", TREE), gen, settings, progress=steps)
+    assert ("B", "b", "") in steps.calls and ("A2", "a\na2", "") in steps.calls
+    assert gen.expanded == ["root", "A", "A2"] and result.proved
 
 
 def test_progress_predictions_join_the_priority():
@@ -73,6 +111,8 @@ def test_progress_predictions_join_the_priority():
     result = best_first_search(session, gen, settings, progress=steps)
     # B: -0.5 - 0.5*5 = -3.0 now ranks below A: -1.0 - 0.5 = -1.5, and A2: -1.1 - 0.5 = -1.6
     assert gen.expanded == ["root", "A", "A2"]
+    # both terms of each expanded node are in the trace: A's score -1.0, 1 step predicted
+    assert result.trace[1] == {"depth": 1, "score": -1.0, "steps": 1.0, "priority": -1.5}
     assert result.proved
     assert ("A", "a", "a2") in steps.calls  # goal = state before, prefix = tactics so far
 

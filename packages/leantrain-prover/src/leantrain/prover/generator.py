@@ -30,25 +30,59 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from leantrain.core.lean_text import normalize_tactic
 
 DECODINGS = ("beam", "sample")
+TACTIC_SCORES = ("sum", "mean")
 
 
-class HFGenerator:
-    """:class:`~leantrain.prover.search.TacticGenerator` over a causal LM and its tokenizer.
+class Candidate(NamedTuple):
+    """One generated tactic: its text, the sum of its tokens' log-probabilities (up to and
+    including the end-of-turn token), its finish reason (``stop`` or ``length``) and how many
+    tokens were scored."""
 
-    ``system_prompt`` is the training one (``None``: no system message), ``decoding`` is
-    ``beam`` or ``sample`` (at ``temperature``), ``batch_size`` the most states per
-    ``generate`` call, ``max_premise_chars`` the premise budget of a retrieval-augmented prompt
-    (the training one). Load one with :meth:`from_pretrained`.
+    tactic: str
+    logprob: float
+    reason: str
+    tokens: int
+
+
+def distinct(rows: Sequence[Candidate]) -> list[Candidate]:
+    """``rows`` of one prompt without empty tactics and duplicates (after whitespace
+    normalisation; the most probable copy stays), most probable first."""
+    best: dict[str, Candidate] = {}
+    for c in rows:
+        tactic = c.tactic.strip()
+        key = normalize_tactic(tactic)
+        if key and (key not in best or c.logprob > best[key].logprob):
+            best[key] = c._replace(tactic=tactic)
+    return sorted(best.values(), key=lambda c: -c.logprob)
+
+
+def system_prompt_of(name: str | Path, given: str | None) -> str:
+    """``given``, else the system prompt model ``name`` was trained with (its ``prompt.json``),
+    else leantrain's default."""
+    if given is not None:
+        return given
+    from leantrain.llm.model_loading import model_files_dir
+    from leantrain.tactics import DEFAULT_SYSTEM_PROMPT
+    from leantrain.tactics.model_prompt import read_prompt
+
+    recorded = read_prompt(model_files_dir(name))
+    return DEFAULT_SYSTEM_PROMPT if recorded is None else recorded.system_prompt
+
+
+class ChatGenerator:
+    """What every engine shares: the training prompt (:meth:`prompt`), candidates without
+    duplicates (:meth:`candidates`), cut-off candidates dropped and counted (:meth:`propose`),
+    and the tactic score (``tactic_score``: ``sum`` of the token log-probabilities, or their
+    ``mean`` per token). An engine implements :meth:`_complete`: ``k`` candidates per prompt.
     """
 
     def __init__(
         self,
-        model: Any,
         tokenizer: Any,
         *,
         system_prompt: str | None,
@@ -57,13 +91,17 @@ class HFGenerator:
         max_new_tokens: int = 64,
         batch_size: int = 8,
         max_premise_chars: int | None = None,
+        tactic_score: str = "sum",
     ) -> None:
         if decoding not in DECODINGS:
             raise ValueError(f"decoding must be one of {DECODINGS}, got {decoding!r}")
-        self.model, self.tokenizer = model, tokenizer
+        if tactic_score not in TACTIC_SCORES:
+            raise ValueError(f"tactic_score must be one of {TACTIC_SCORES}, got {tactic_score!r}")
+        self.tokenizer = tokenizer
         self.system_prompt = system_prompt
         self.decoding, self.temperature = decoding, temperature
         self.max_new_tokens, self.batch_size = max_new_tokens, batch_size
+        self.tactic_score = tactic_score
         self.unfinished = 0
         """Candidates dropped because generation cut them off (no end-of-turn token)."""
         self.tokens_generated = 0
@@ -74,11 +112,99 @@ class HFGenerator:
         charges each worker its own)."""
         self.deadline: float | None = None
         """``time.monotonic()`` past which generation stops (the prover sets it per theorem from
-        its timeout): each ``generate`` call gets what is left as ``max_time``, so a slow
-        expansion cannot run past the theorem's timeout."""
+        its timeout); engines that cannot stop mid-call check it between calls."""
         from leantrain.tactics import DEFAULT_MAX_PREMISE_CHARS
 
         self.max_premise_chars = max_premise_chars or DEFAULT_MAX_PREMISE_CHARS
+
+    def prompt(self, state: str, premises: Sequence[str] | None = None) -> str:
+        """The text the model is given for ``state`` (led by ``premises`` when given): the
+        training prompt, assistant turn open."""
+        from leantrain.tactics import build_messages
+
+        return str(
+            self.tokenizer.apply_chat_template(
+                build_messages(
+                    state, self.system_prompt, premises, max_premise_chars=self.max_premise_chars
+                ),
+                tokenize=False,
+                add_generation_prompt=True,
+            )
+        )
+
+    def prompt_ids(self, prompt: str) -> list[int]:
+        """The token ids of ``prompt`` as training tokenised it (no special tokens added: the
+        chat template wrote them)."""
+        return list(self.tokenizer(prompt, add_special_tokens=False)["input_ids"])
+
+    def score(self, c: Candidate) -> float:
+        """The candidate's tactic score: its log-probability (``sum``) or per token (``mean``)."""
+        return c.logprob / max(c.tokens, 1) if self.tactic_score == "mean" else c.logprob
+
+    def propose(
+        self,
+        states: Sequence[str],
+        k: int,
+        premises: Sequence[Sequence[str]] | None = None,
+    ) -> list[list[tuple[str, float]]]:
+        """Up to ``k`` distinct ``(tactic, score)`` per state, best first (the score is the
+        tactic score, :meth:`score`); ``premises`` (one list per state) lead the prompts of a
+        retrieval-augmented model. Tactics cut off unfinished are dropped (and counted in
+        ``unfinished``)."""
+        out: list[list[tuple[str, float]]] = []
+        for row in self.scored(states, k, premises):
+            kept = [(c.tactic, self.score(c)) for c in row if c.reason == "stop"]
+            self.unfinished += len(row) - len(kept)
+            out.append(sorted(kept, key=lambda tc: -tc[1]))
+        return out
+
+    def candidates(
+        self,
+        states: Sequence[str],
+        k: int,
+        premises: Sequence[Sequence[str]] | None = None,
+    ) -> list[list[tuple[str, float, str]]]:
+        """Up to ``k`` distinct ``(tactic, log-probability, finish reason)`` per state, most
+        probable first; the reason is ``stop`` (the end-of-turn token was written) or
+        ``length`` (cut off at ``max_new_tokens`` or the deadline)."""
+        return [
+            [(c.tactic, c.logprob, c.reason) for c in row]
+            for row in self.scored(states, k, premises)
+        ]
+
+    def scored(
+        self,
+        states: Sequence[str],
+        k: int,
+        premises: Sequence[Sequence[str]] | None = None,
+    ) -> list[list[Candidate]]:
+        """:meth:`candidates` with each one's token count (:class:`Candidate`)."""
+        prompts = [
+            self.prompt(s, None if premises is None else premises[i]) for i, s in enumerate(states)
+        ]
+        rows = self._complete(prompts, k)
+        self.last_tokens = [sum(c.tokens for c in row) for row in rows]
+        self.tokens_generated += sum(self.last_tokens)
+        return [distinct(row) for row in rows]
+
+    def _complete(self, prompts: list[str], k: int) -> list[list[Candidate]]:
+        """``k`` candidates (duplicates allowed) per prompt, in order."""
+        raise NotImplementedError
+
+
+class HFGenerator(ChatGenerator):
+    """:class:`~leantrain.prover.search.TacticGenerator` over a causal LM and its tokenizer
+    (Hugging Face ``generate``).
+
+    ``system_prompt`` is the training one (``None``: no system message), ``decoding`` is
+    ``beam`` or ``sample`` (at ``temperature``), ``batch_size`` the most states per
+    ``generate`` call, ``max_premise_chars`` the premise budget of a retrieval-augmented prompt
+    (the training one). Load one with :meth:`from_pretrained`.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, **options: Any) -> None:
+        super().__init__(tokenizer, **options)
+        self.model = model
         self.model.eval()
 
     @classmethod
@@ -97,66 +223,19 @@ class HFGenerator:
         ``prompt.json``), else leantrain's default.
         """
         import torch
-        from leantrain.llm.model_loading import load_model_and_tokenizer, model_files_dir
-        from leantrain.tactics import DEFAULT_SYSTEM_PROMPT
-        from leantrain.tactics.model_prompt import read_prompt
+        from leantrain.llm.model_loading import load_model_and_tokenizer
 
-        if system_prompt is None:
-            recorded = read_prompt(model_files_dir(name))
-            system_prompt = DEFAULT_SYSTEM_PROMPT if recorded is None else recorded.system_prompt
+        system_prompt = system_prompt_of(name, system_prompt)
         model, tokenizer = load_model_and_tokenizer(name, trainable_adapter=False)
         device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         return cls(model.to(device), tokenizer, system_prompt=system_prompt, **options)
 
-    def prompt(self, state: str, premises: Sequence[str] | None = None) -> str:
-        """The text the model is given for ``state`` (led by ``premises`` when given): the
-        training prompt, assistant turn open."""
-        from leantrain.tactics import build_messages
-
-        return str(
-            self.tokenizer.apply_chat_template(
-                build_messages(
-                    state, self.system_prompt, premises, max_premise_chars=self.max_premise_chars
-                ),
-                tokenize=False,
-                add_generation_prompt=True,
-            )
-        )
-
-    def propose(
-        self,
-        states: Sequence[str],
-        k: int,
-        premises: Sequence[Sequence[str]] | None = None,
-    ) -> list[list[tuple[str, float]]]:
-        """Up to ``k`` distinct ``(tactic, log-probability)`` per state, most probable first;
-        ``premises`` (one list per state) lead the prompts of a retrieval-augmented model.
-        Tactics cut off unfinished are dropped (and counted in ``unfinished``)."""
-        out: list[list[tuple[str, float]]] = []
-        for row in self.candidates(states, k, premises):
-            kept = [(t, lp) for t, lp, reason in row if reason == "stop"]
-            self.unfinished += len(row) - len(kept)
-            out.append(kept)
-        return out
-
-    def candidates(
-        self,
-        states: Sequence[str],
-        k: int,
-        premises: Sequence[Sequence[str]] | None = None,
-    ) -> list[list[tuple[str, float, str]]]:
-        """Up to ``k`` distinct ``(tactic, log-probability, finish reason)`` per state, most
-        probable first; the reason is ``stop`` (the end-of-turn token was written) or
-        ``length`` (cut off at ``max_new_tokens`` or the deadline)."""
-        out: list[list[tuple[str, float, str]]] = []
+    def _complete(self, prompts: list[str], k: int) -> list[list[Candidate]]:
+        out: list[list[Candidate]] = []
         side = self.tokenizer.padding_side
         self.tokenizer.padding_side = "left"  # decoder-only generation continues at the right
-        prompts = [
-            self.prompt(s, None if premises is None else premises[i]) for i, s in enumerate(states)
-        ]
-        self.last_tokens = []
         try:
-            for start in range(0, len(states), self.batch_size):
+            for start in range(0, len(prompts), self.batch_size):
                 out += self._propose_batch(prompts[start : start + self.batch_size], k)
         finally:
             self.tokenizer.padding_side = side
@@ -165,26 +244,18 @@ class HFGenerator:
     def _device(self) -> Any:
         return next(self.model.parameters()).device
 
-    def _propose_batch(self, prompts: list[str], k: int) -> list[list[tuple[str, float, str]]]:
+    def _propose_batch(self, prompts: list[str], k: int) -> list[list[Candidate]]:
         completion, logprobs = self._generate(prompts, k)
         texts = self.tokenizer.batch_decode(completion, skip_special_tokens=True)
         eos = self.tokenizer.eos_token_id
-        ids = completion.tolist()
-        reasons = ["stop" if eos in row else "length" for row in ids]
-        lengths = [row.index(eos) + 1 if eos in row else len(row) for row in ids]
-        for i in range(len(prompts)):
-            self.last_tokens.append(sum(lengths[i * k : (i + 1) * k]))
-        self.tokens_generated += sum(lengths)
-        out = []
-        for i in range(len(prompts)):
-            best: dict[str, tuple[str, float, str]] = {}
-            for j in range(i * k, (i + 1) * k):
-                tactic = texts[j].strip()
-                key = normalize_tactic(tactic)
-                if key and (key not in best or logprobs[j] > best[key][1]):
-                    best[key] = (tactic, logprobs[j], reasons[j])
-            out.append(sorted(best.values(), key=lambda tl: -tl[1]))
-        return out
+        rows = completion.tolist()
+        cands = [
+            Candidate(text, lp, "stop", row.index(eos) + 1)
+            if eos in row
+            else Candidate(text, lp, "length", len(row))
+            for text, lp, row in zip(texts, logprobs, rows)
+        ]
+        return [cands[i * k : (i + 1) * k] for i in range(len(prompts))]
 
     def _generate(self, prompts: list[str], k: int) -> tuple[Any, list[float]]:
         """``k`` completions per prompt (token ids, ``k`` rows per prompt in order, padded after

@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
+import os
 import time
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from leantrain.core.config import config_from_dict
@@ -50,6 +53,8 @@ from leantrain.prover.shards import attempt_seed, in_shard
 from leantrain.prover.summary import summarize
 from leantrain.prover.theorems import as_theorem, load_split, repository, theorem_id
 from leantrain.tactics.premises import PremiseSource
+
+log = logging.getLogger(__name__)
 
 
 def make_backend(config: ProverConfig, *, lean_dojo: Any = None, pantograph: Any = None) -> Backend:
@@ -83,19 +88,24 @@ def make_backend(config: ProverConfig, *, lean_dojo: Any = None, pantograph: Any
 def load_generator(
     config: ProverConfig, system_prompt: str | None, max_premise_chars: int | None
 ) -> TacticGenerator:
-    """The tactic generator ``config.generator`` names, loaded once (the one place a prover or
-    the shared generation service of Ray workers builds it)."""
-    from leantrain.prover.generator import HFGenerator
+    """The tactic generator ``config.generator`` names on ``config.engine``, loaded once (the
+    one place a prover or the shared generation service of Ray workers builds it)."""
+    from leantrain.prover import engines
 
-    return HFGenerator.from_pretrained(
+    return engines.load_generator(
+        config.engine,
         config.generator,
-        system_prompt=system_prompt,
+        cache_dir=engine_cache(config),
         device=config.device,
+        compute_type=config.ct2_compute_type,
+        seed=config.seed,
+        system_prompt=system_prompt,
         decoding=config.decoding,
         temperature=config.temperature,
         max_new_tokens=config.max_new_tokens,
         batch_size=config.generation_batch_size,
         max_premise_chars=max_premise_chars,
+        tactic_score=config.tactic_score,
     )
 
 
@@ -128,6 +138,35 @@ def load_progress(path: str, device: str | None) -> StepsPredictor:
 
     predictor: StepsPredictor = ProgressPredictor.from_pretrained(path, device=device)
     return predictor
+
+
+MODEL_ENV = "LEANPROGRESS_MODEL"
+"""LeanDojo-v2's variable naming the progress model (leantrain-progress reads it too)."""
+
+
+def progress_source(flag: str | None) -> str | None:
+    """The progress model to use: ``--progress``, else ``$LEANPROGRESS_MODEL`` (LeanDojo-v2's
+    variable: set alone, it turns progress scoring on); which one is logged."""
+    env = os.environ.get(MODEL_ENV) or None
+    if flag:
+        if env:  # both: say which one is used
+            log.info(
+                "progress model: --progress %s (the flag wins over $%s=%s)", flag, MODEL_ENV, env
+            )
+        return flag
+    if env:
+        log.info("progress model: $%s=%s (no --progress given)", MODEL_ENV, env)
+    return env
+
+
+def engine_cache(config: ProverConfig) -> Path:
+    """Where ``--engine ct2`` / ``vllm`` keep converted models: ``engine_cache``, else
+    ``OUTPUT_DIR/engine-cache`` (beside the results), else ``~/.cache/leantrain/engines``."""
+    if config.engine_cache:
+        return Path(config.engine_cache).expanduser()
+    if config.output_dir:
+        return Path(config.output_dir) / "engine-cache"
+    return Path("~/.cache/leantrain/engines").expanduser()
 
 
 def traced_record(theorem: Theorem, result: SearchResult) -> dict[str, Any]:
@@ -225,9 +264,10 @@ class Prover:
                 "retrieved premises",
                 hint="give a generator with propose(states, k, premises=None), or no retriever",
             )
-        if progress_model is None and cfg.progress and not parallel:
+        progress_path = progress_source(cfg.progress)
+        if progress_model is None and progress_path and not parallel:
             # before the generator: a missing extra or a bad path fails before the big load
-            progress_model = load_progress(cfg.progress, cfg.device)
+            progress_model = load_progress(progress_path, cfg.device)
         self.progress = progress_model
         if premise_source is None and self.premise_settings.retriever is not None and not parallel:
             from leantrain.tactics import RetrievedPremises
@@ -247,6 +287,14 @@ class Prover:
                 tactic_generator = load_generator(
                     cfg, self.prompt.system_prompt, self.premise_settings.max_premise_chars
                 )
+        elif hasattr(tactic_generator, "tactic_score"):
+            tactic_generator.tactic_score = cfg.tactic_score  # type: ignore[attr-defined]
+        elif cfg.tactic_score != "sum":
+            raise ConfigError(
+                f"--tactic-score {cfg.tactic_score}: the tactic generator given has no "
+                "tactic_score (it scores tactics by their summed log-probability)",
+                hint="give a ChatGenerator (leantrain.prover.generator), or --tactic-score sum",
+            )
         self.generator: Any = tactic_generator
         self.startup_s = 0.0
         """The backend's start-up seconds of the last theorem searched."""
@@ -256,8 +304,9 @@ class Prover:
             max_nodes=cfg.max_nodes,
             timeout=cfg.timeout,
             expansion_batch=cfg.expansion_batch,
-            length_normalize=cfg.length_normalize,
+            depth_exponent=cfg.effective_depth_exponent(),
             progress_weight=cfg.progress_weight,
+            progress_input=cfg.progress_input,
         )
 
     @property
@@ -406,6 +455,7 @@ class Prover:
             + result.tactics_tried
             + int(verdict is not None),
             "tokens_generated": tokens,
+            "trace": [{k: round(v, 4) for k, v in node.items()} for node in result.trace],
             "traced": traced_record(theorem, result) if result.proved else None,
             "negatives": [dataclasses.asdict(n) for n in result.negatives],
         }

@@ -28,6 +28,7 @@ UNTRACKED_KEYS = frozenset(
         "preset",
         "num_workers",
         "ray_address",
+        "engine_cache",
         "repl_command",
         "url",
     ]
@@ -78,8 +79,12 @@ class SearchArgs(Group):
     )
     max_nodes: AtLeast1 | None = setting(None, "Most distinct states per theorem (null: no limit).")
     timeout: Positive = setting(600.0, "Wall-clock seconds per theorem.")
-    length_normalize: bool = setting(
-        False, "Divide a node's cumulative log-probability by its depth."
+    length_normalize: bool = setting(False, "Same as depth_exponent 1 (the older spelling).")
+    depth_exponent: NonNegative = setting(
+        0.0, "Priority = path's tactic scores summed / depth**depth_exponent (0: the raw sum)."
+    )
+    tactic_score: Literal["sum", "mean"] = setting(
+        "sum", "A tactic's score: its tokens' log-probabilities summed, or their mean per token."
     )
     expansion_batch: AtLeast1 = setting(
         1,
@@ -145,6 +150,20 @@ class ModelsArgs(Group):
     )
     progress_weight: NonNegative = setting(
         1.0, "Priority = log-probability − progress_weight × predicted steps."
+    )
+    progress_input: Literal["parent", "child"] = setting(
+        "parent", "Progress model reads the parent goal + tactic, or the child state Lean returned."
+    )
+    engine: Literal["hf", "ct2", "vllm"] = setting(
+        "hf", "Generation engine: hf (transformers), ct2 (CTranslate2: [ct2] extra) or vllm (GPU)."
+    )
+    ct2_compute_type: Literal[
+        "auto", "int8", "int8_float32", "int8_float16", "int16", "float16", "bfloat16", "float32"
+    ] = setting("auto", "CTranslate2 compute type (auto: int8 on CPU, int8_float16 on CUDA).")
+    engine_cache: str | None = setting(
+        None,
+        "Where ct2 / vllm keep converted models (default: OUTPUT_DIR/engine-cache).",
+        aliases=("ct2_cache",),
     )
     prompt_override: bool = setting(
         False,
@@ -222,7 +241,8 @@ class ProverConfig(
 
     def check_group(self) -> None:
         """``backend`` is LeanArgs'; unset, prove's default is ``replay``. The whole-proof
-        settings are refused in tactic mode (they would be ignored)."""
+        settings are refused in tactic mode (they would be ignored); ``length_normalize`` is
+        ``depth_exponent`` 1: with another exponent, one line."""
         self.backend = self.backend_or("replay")
         whole_only = {"feedback_rounds": 0, "max_proof_tokens": 512}
         for key, default in whole_only.items():
@@ -232,6 +252,15 @@ class ProverConfig(
                     f"{flag} is a setting of --mode whole; a tactic search does not use it",
                     hint=f"add --mode whole, or leave {flag} out (tactics: --max-new-tokens)",
                 )
+        if self.length_normalize and self.depth_exponent not in (0.0, 1.0):
+            raise ConfigError(
+                f"length_normalize is depth_exponent 1, but depth_exponent is {self.depth_exponent}",
+                hint="give one of them",
+            )
+
+    def effective_depth_exponent(self) -> float:
+        """``depth_exponent``, or 1 with ``length_normalize``."""
+        return 1.0 if self.length_normalize else self.depth_exponent
 
     def tracked(self) -> dict[str, Any]:
         """The settings a resumed run must share with the run it continues."""

@@ -9,9 +9,13 @@ the wall-clock timeout of the theorem (``timeout``) or when the backend crashes
 are still tried (one may finish the proof); a search that then runs out of open nodes ends in
 ``budget``.
 
-Priority of a node: the cumulative log-probability of the tactics on the path that first
-reached it (divided by the path's length with ``length_normalize``); with a progress model,
-``priority − progress_weight × predicted steps remaining`` (LeanProgress). Ties are broken by
+Priority of a node: the cumulative score of the tactics on the path that first reached it
+(each tactic's score is the generator's: the sum of its token log-probabilities, or their
+per-token mean with ``tactic_score: mean``), divided by ``depth ** depth_exponent`` (0: the raw
+sum, ReProver's; 1: ``length_normalize``; 2: BFS-Prover-V2's); with a progress model,
+``that − progress_weight × predicted steps remaining`` (LeanProgress), predicted for the parent
+goal and the tactic (``progress_input: parent``) or for the state Lean returned (``child``).
+Both terms of every expanded node are kept in :attr:`SearchResult.trace`. Ties are broken by
 creation order, so the search is deterministic. With ``expansion_batch > 1`` that many open
 nodes are expanded together, in one batched call of the generator.
 """
@@ -62,8 +66,9 @@ class SearchSettings:
     max_nodes: int | None = None
     timeout: float | None = 60.0
     expansion_batch: int = 1
-    length_normalize: bool = False
+    depth_exponent: float = 0.0
     progress_weight: float = 1.0
+    progress_input: Literal["parent", "child"] = "parent"
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,10 @@ class SearchResult:
     error: str | None = None
     negatives: list[Negative] = field(default_factory=list)
     """The tactics Lean refused (or that timed out) on each expanded state, with their scores."""
+    trace: list[dict[str, float]] = field(default_factory=list)
+    """Each expanded node's depth and priority terms, in expansion order: ``score`` (the
+    generator's term), ``steps`` (predicted steps remaining; 0 without a progress model) and
+    ``priority`` (``score − progress_weight × steps``)."""
 
     @property
     def proved(self) -> bool:
@@ -115,6 +124,8 @@ class _Node:
     parent: _Node | None = None
     tactic: str = ""
     priority: float = 0.0
+    score: float = 0.0
+    steps: float = 0.0
 
     def path(self) -> list[_Node]:
         """The nodes from the root to this one."""
@@ -165,18 +176,22 @@ class _Search:
     def _push(self, nodes: list[_Node]) -> None:
         steps = [0.0] * len(nodes)
         if self.progress is not None and nodes and nodes[0].parent is not None:
-            steps = self.progress.predict_many(
-                [n.parent.state.pp for n in nodes if n.parent is not None],
-                ["\n".join(n.parent.prefix()) for n in nodes if n.parent is not None],
-                [n.tactic for n in nodes],
-            )
+            if self.s.progress_input == "child":  # the state Lean returned, after the path
+                steps = self.progress.predict_many(
+                    [n.state.pp for n in nodes],
+                    ["\n".join(n.prefix()) for n in nodes],
+                    [""] * len(nodes),
+                )
+            else:
+                steps = self.progress.predict_many(
+                    [n.parent.state.pp for n in nodes if n.parent is not None],
+                    ["\n".join(n.parent.prefix()) for n in nodes if n.parent is not None],
+                    [n.tactic for n in nodes],
+                )
         for node, remaining in zip(nodes, steps):
-            score = (
-                node.logprob / node.depth
-                if self.s.length_normalize and node.depth
-                else node.logprob
-            )
-            node.priority = score - self.s.progress_weight * float(remaining)
+            node.score = node.logprob / node.depth**self.s.depth_exponent if node.depth else 0.0
+            node.steps = float(remaining)
+            node.priority = node.score - self.s.progress_weight * node.steps
             heapq.heappush(self.heap, (-node.priority, next(self.order), node))
 
     def _pop_batch(self) -> list[_Node]:
@@ -217,6 +232,10 @@ class _Search:
                 raise ValueError(
                     f"the generator answered {len(proposals)} lists for {len(batch)} states"
                 )
+            r.trace += [
+                {"depth": n.depth, "score": n.score, "steps": n.steps, "priority": n.priority}
+                for n in batch
+            ]
             children: list[_Node] = []
             for node, tactics in zip(batch, proposals):
                 over = self._expand(node, tactics, children)

@@ -1,0 +1,320 @@
+"""Generation engines behind the generator protocol: ``--engine hf|ct2|vllm``.
+
+Each asks the model exactly as :class:`~leantrain.prover.generator.HFGenerator` does (the
+training chat template, rendered by the model's own tokenizer, tokenised without added special
+tokens), returns the same :class:`~leantrain.prover.generator.Candidate` rows (the sum of the
+token log-probabilities under the raw distribution, up to and including the end-of-turn token;
+``stop`` or ``length``), and so shares deduplication, the tactic score and the dropping of
+cut-off candidates (:class:`~leantrain.prover.generator.ChatGenerator`).
+
+- ``ct2``: CTranslate2 (Lean Copilot's engine, CPU and GPU). The model (run / adapter / GGUF
+  / hub id: loaded as ``hf`` loads it, a LoRA adapter merged) is converted once into a cache
+  directory keyed by the model's files (path, sizes, modification times), so a changed model is
+  converted again. Weights are stored in float32; ``ct2_compute_type`` chooses the compute type
+  at load (``auto``: int8 on CPU, int8_float16 on CUDA). CTranslate2's beam scores are
+  length-normalised, so the candidates are re-scored with ``score_batch`` (one batched forward
+  pass over prompt + completion): the scores are the same raw sums ``hf`` gives.
+- ``vllm``: vLLM's offline API (checked against vLLM's ``vllm/entrypoints/llm.py`` and
+  ``vllm/beam_search.py`` at commit 10fdb8f, the 0.15 series): ``LLM.generate`` with
+  ``SamplingParams(n=k, logprobs=0, …)`` for sampling (``cumulative_logprob``, raw log-probs:
+  vLLM's default ``logprobs_mode`` is ``raw_logprobs``, before temperature) and
+  ``LLM.beam_search`` with ``BeamSearchParams(beam_width=k, …)`` for beam search
+  (``cum_logprob``; a sequence that ends in EOS finished, any other was cut off). Prompts go
+  in as token ids (``{"prompt_token_ids": …}``), so vLLM neither re-renders nor re-tokenises
+  them. vLLM is not a dependency of leantrain (it needs CUDA): install it on the GPU machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from leantrain.core.errors import ConfigError
+from leantrain.prover.generator import Candidate, ChatGenerator, HFGenerator, system_prompt_of
+
+ENGINES = ("hf", "ct2", "vllm")
+VLLM_INSTALL = "pip install vllm (on a CUDA machine; it is not a leantrain dependency)"
+
+
+def _model_key(name: str | Path) -> str:
+    """A key of model ``name``'s content: its resolved path and every file's relative name,
+    size and modification time (a retrained or replaced model changes it); ``tiny`` and hub
+    ids by name."""
+    from leantrain.llm.model_loading import TINY_MODEL_NAME
+
+    path = Path(str(name)).expanduser()
+    parts: list[Any] = [str(name)]
+    if str(name) != TINY_MODEL_NAME and path.exists():
+        path = path.resolve()
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        parts = [str(path)] + [
+            [str(f.relative_to(path.parent)), f.stat().st_size, f.stat().st_mtime_ns] for f in files
+        ]
+    digest = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.name or str(name))
+    return f"{stem[:40]}-{digest}"
+
+
+def _export_hf(name: str | Path, target: Path) -> Any:
+    """Load ``name`` as the ``hf`` engine does (float32, a LoRA adapter merged) and save model
+    and tokenizer into ``target``; the tokenizer."""
+    import torch
+    from leantrain.llm.model_loading import load_model_and_tokenizer
+
+    model, tokenizer = load_model_and_tokenizer(name, dtype=torch.float32, trainable_adapter=False)
+    if hasattr(model, "merge_and_unload"):
+        model = model.merge_and_unload()
+    model.save_pretrained(str(target))
+    tokenizer.save_pretrained(str(target))
+    return tokenizer
+
+
+def ct2_model(name: str | Path, cache_dir: str | Path) -> Path:
+    """The CTranslate2 conversion of model ``name`` in ``cache_dir`` (converted now unless
+    there: once per model content); its tokenizer is in ``tokenizer/`` beside it."""
+    from leantrain.core.errors import require_package
+
+    require_package(
+        "ctranslate2", extra="ct2", dist="leantrain-prover", feature="--engine ct2 (CTranslate2)"
+    )
+    from ctranslate2.converters import TransformersConverter
+
+    cache = Path(cache_dir).expanduser()
+    target = cache / _model_key(name)
+    if (target / "model.bin").is_file() and (target / "tokenizer").is_dir():
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".converting-", dir=cache))
+    try:
+        tokenizer = _export_hf(name, work / "hf")
+        out = work / "ct2"
+        try:
+            TransformersConverter(str(work / "hf")).convert(str(out), quantization=None)
+        except (ValueError, NotImplementedError) as e:
+            raise ConfigError(
+                f"--engine ct2: CTranslate2 cannot convert {name}: {e}".split("\n")[0],
+                hint="use --engine hf for this model",
+            ) from None
+        config = json.loads((out / "config.json").read_text(encoding="utf-8"))
+        # CTranslate2 refuses a null BOS (the tiny tokenizer has none); prompts carry their own
+        config["bos_token"] = config.get("bos_token") or config.get("eos_token")
+        (out / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+        tokenizer.save_pretrained(str(out / "tokenizer"))
+        if not (target / "model.bin").is_file():  # else another process converted it first
+            if target.exists():  # an incomplete conversion left by a killed run
+                shutil.rmtree(target)
+            os.replace(out, target)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+def ct2_compute_type(compute_type: str, device: str) -> str:
+    """``auto``: int8 on CPU (Lean Copilot's choice), int8_float16 on CUDA; else as given."""
+    if compute_type != "auto":
+        return compute_type
+    return "int8" if device == "cpu" else "int8_float16"
+
+
+class CT2Generator(ChatGenerator):
+    """A tactic generator over a ``ctranslate2.Generator`` and the model's tokenizer (see the
+    module docstring); :meth:`from_pretrained` converts (once) and loads."""
+
+    def __init__(self, generator: Any, tokenizer: Any, **options: Any) -> None:
+        super().__init__(tokenizer, **options)
+        self.generator = generator
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        name: str | Path,
+        *,
+        cache_dir: str | Path,
+        device: str | None = None,
+        compute_type: str = "auto",
+        seed: int | None = None,
+        system_prompt: str | None = None,
+        threads: int = 0,
+        **options: Any,
+    ) -> CT2Generator:
+        """Convert ``name`` into ``cache_dir`` unless done, and load it on ``device`` (``cpu``,
+        ``cuda`` or ``cuda:N``; default: cuda when available) at ``compute_type``, with
+        ``threads`` CPU threads (0: CTranslate2's default)."""
+        import ctranslate2
+        from leantrain.llm.model_loading import load_tokenizer
+
+        system_prompt = system_prompt_of(name, system_prompt)
+        path = ct2_model(name, cache_dir)
+        if device is None:
+            device = "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
+        kind, _, index = device.partition(":")
+        generator = ctranslate2.Generator(
+            str(path),
+            device=kind,
+            device_index=int(index or 0),
+            compute_type=ct2_compute_type(compute_type, kind),
+            intra_threads=threads,
+        )
+        if seed is not None:
+            ctranslate2.set_random_seed(seed)
+        tokenizer = load_tokenizer(path / "tokenizer")
+        return cls(generator, tokenizer, system_prompt=system_prompt, **options)
+
+    def _complete(self, prompts: list[str], k: int) -> list[list[Candidate]]:
+        tok = self.tokenizer
+        starts = [tok.convert_ids_to_tokens(self.prompt_ids(p)) for p in prompts]
+        options: dict[str, Any] = {
+            "max_batch_size": self.batch_size,
+            "max_length": self.max_new_tokens,
+            "include_prompt_in_result": False,
+            "return_end_token": True,
+            "end_token": tok.eos_token,
+            "num_hypotheses": k,
+        }
+        if self.decoding == "beam":
+            options.update(beam_size=k, length_penalty=1.0)  # as generate's beam search ranks
+        else:
+            options.update(beam_size=1, sampling_topk=0, sampling_temperature=self.temperature)
+        results = self.generator.generate_batch(starts, **options)
+        completions = [list(r.sequences_ids) for r in results]
+        # CTranslate2's scores are length-normalised: the raw sums come from one scoring pass
+        rows = [
+            start + tok.convert_ids_to_tokens(ids)
+            for start, seqs in zip(starts, completions)
+            for ids in seqs
+        ]
+        scored = self.generator.score_batch(
+            rows, max_batch_size=self.batch_size * k, max_input_length=0
+        )
+        eos, out, r = tok.eos_token_id, [], 0
+        for seqs in completions:
+            row = []
+            for ids in seqs:
+                logprob = float(sum(scored[r].log_probs[len(scored[r].log_probs) - len(ids) :]))
+                text = tok.decode(ids, skip_special_tokens=True)
+                reason = "stop" if ids and ids[-1] == eos else "length"
+                row.append(Candidate(text, logprob, reason, len(ids)))
+                r += 1
+            out.append(row)
+        return out
+
+
+class VLLMGenerator(ChatGenerator):
+    """A tactic generator over a ``vllm.LLM`` (see the module docstring); the tokenizer renders
+    and tokenises the prompts as training did. :meth:`from_pretrained` needs vLLM installed."""
+
+    def __init__(self, llm: Any, tokenizer: Any, *, seed: int | None = None, **options: Any):
+        super().__init__(tokenizer, **options)
+        self.llm, self.seed = llm, seed
+        self.calls = 0
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        name: str | Path,
+        *,
+        cache_dir: str | Path,
+        seed: int | None = None,
+        system_prompt: str | None = None,
+        **options: Any,
+    ) -> VLLMGenerator:
+        """Load ``name`` into vLLM: a model directory as it is, anything else (a run, an
+        adapter, a GGUF file, ``tiny``) saved first as a merged model into ``cache_dir``."""
+        try:
+            import vllm
+        except ImportError:
+            raise ConfigError(
+                "--engine vllm needs vLLM, which is not installed",
+                hint=f"{VLLM_INSTALL}; or --engine hf / ct2",
+            ) from None
+        from leantrain.llm.model_loading import load_tokenizer, resolve_model_path
+
+        system_prompt = system_prompt_of(name, system_prompt)
+        path = None if str(name) == "tiny" else resolve_model_path(name)
+        if path is None or not (path / "config.json").is_file():
+            path = Path(cache_dir).expanduser() / f"hf-{_model_key(name)}"
+            if not (path / "config.json").is_file():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                work = Path(tempfile.mkdtemp(prefix=".exporting-", dir=path.parent))
+                _export_hf(name, work)
+                os.replace(work, path)
+        tokenizer = load_tokenizer(path)
+        llm = vllm.LLM(model=str(path), tokenizer=str(path), seed=seed or 0)
+        return cls(llm, tokenizer, seed=seed, system_prompt=system_prompt, **options)
+
+    def _complete(self, prompts: list[str], k: int) -> list[list[Candidate]]:
+        from vllm import BeamSearchParams, SamplingParams
+
+        ids = [self.prompt_ids(p) for p in prompts]
+        requests = [{"prompt_token_ids": p} for p in ids]
+        eos, decode = self.tokenizer.eos_token_id, self.tokenizer.decode
+        self.calls += 1
+        if self.decoding == "beam":
+            params = BeamSearchParams(
+                beam_width=k, max_tokens=self.max_new_tokens, length_penalty=1.0
+            )
+            out = []
+            for prompt, result in zip(ids, self.llm.beam_search(requests, params)):
+                row = []
+                for seq in result.sequences:
+                    new = list(seq.tokens[len(prompt) :])
+                    reason = "stop" if new and new[-1] == eos else "length"
+                    text = decode(new, skip_special_tokens=True)
+                    row.append(Candidate(text, float(seq.cum_logprob), reason, len(new)))
+                out.append(row)
+            return out
+        sampling = SamplingParams(
+            n=k,
+            temperature=self.temperature,
+            top_p=1.0,
+            max_tokens=self.max_new_tokens,
+            logprobs=0,  # the sampled token's own log-prob: cumulative_logprob is filled
+            stop_token_ids=[eos],
+            seed=None if self.seed is None else self.seed + self.calls,
+        )
+        results = self.llm.generate(requests, sampling, use_tqdm=False)
+        return [
+            [
+                _sampled(o.text, o.cumulative_logprob, o.finish_reason, list(o.token_ids), eos)
+                for o in result.outputs
+            ]
+            for result in results
+        ]
+
+
+def _sampled(text: str, logprob: float, finish: str, tokens: list[int], eos: int) -> Candidate:
+    """A vLLM completion as a candidate: ``stop`` when it stopped on EOS (whose log-prob
+    ``cumulative_logprob`` holds; the token counts whether or not vLLM lists it)."""
+    if finish != "stop":
+        return Candidate(text, float(logprob), "length", len(tokens))
+    return Candidate(text, float(logprob), "stop", len(tokens) + (tokens[-1:] != [eos]))
+
+
+def load_generator(
+    engine: str,
+    name: str | Path,
+    *,
+    cache_dir: str | Path,
+    device: str | None,
+    compute_type: str,
+    seed: int | None,
+    **options: Any,
+) -> ChatGenerator:
+    """The ``engine``'s generator over model ``name`` (``options``: :class:`ChatGenerator`'s)."""
+    if engine == "ct2":
+        return CT2Generator.from_pretrained(
+            name,
+            cache_dir=cache_dir,
+            device=device,
+            compute_type=compute_type,
+            seed=seed,
+            **options,
+        )
+    if engine == "vllm":
+        return VLLMGenerator.from_pretrained(name, cache_dir=cache_dir, seed=seed, **options)
+    return HFGenerator.from_pretrained(name, device=device, **options)

