@@ -101,7 +101,7 @@ def test_grpo_from_a_saved_model_takes_its_prompt(tmp_path):
 
     sft = save_tiny_model(tmp_path / "sft-ckpt")
     write_prompt(sft, ModelPrompt(system_prompt="Be brief.", first_line_only=True))
-    trainer = _grpo(tmp_path, model_name=str(sft), train_split="test")
+    trainer = _grpo(tmp_path, model_name=str(sft), train_split="test", allow_contamination=True)
     rows = trainer._dataset(sample_data_dir() / "nat-basics")
     assert rows and all(r["prompt"][0] == {"role": "system", "content": "Be brief."} for r in rows)
     assert all("\n" not in r["reference"] for r in rows)

@@ -80,6 +80,7 @@ def test_a_checkpoint_copied_alone_is_proved_and_evaluated_with_its_prompt(
         logging_steps=1,
         save_steps=1000,
         train_split="test",
+        allow_contamination=True,  # trains on the theorems it proves, on purpose
         evaluate_each_repo=False,
         system_prompt=SYSTEM,
         retriever=str(retriever),
@@ -132,6 +133,7 @@ def test_a_checkpoint_copied_alone_is_proved_and_evaluated_with_its_prompt(
         batch_size=2,
         max_completion_length=4,
         train_split="test",
+        allow_contamination=True,  # trains on the theorems it proves, on purpose
         evaluate_each_repo=False,
     ).train(nat_basics)
     [refined] = (tmp_path / "grpo" / "grpo").glob("000-*")

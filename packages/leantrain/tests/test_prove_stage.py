@@ -293,6 +293,7 @@ def test_real_tiny_models_prove_what_the_generator_memorised(tmp_path):
         "sft": {
             "model_name": "tiny",
             "train_split": "test",
+            "allow_contamination": True,  # trains on the theorems it proves, on purpose
             "max_steps": 300,
             "per_device_train_batch_size": 8,
             "learning_rate": 3e-3,
