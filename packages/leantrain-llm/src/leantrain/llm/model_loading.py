@@ -92,7 +92,8 @@ def check_model(name: str | Path) -> Path | None:
     if path is None:
         if looks_local(str(name)) or Path(str(name)).suffix:
             raise ConfigError(
-                f"model not found: {name}", hint="pass an existing directory, 'tiny' or a hub id"
+                f"model not found: {name} (no such model directory)",
+                hint="pass an existing directory, 'tiny' or a hub id",
             )
         return None
     return check_model_dir(path, config=())

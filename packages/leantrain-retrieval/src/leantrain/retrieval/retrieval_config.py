@@ -169,6 +169,14 @@ class ModelArgs(EncodeArgs, AllowCode):
 
 
 @dataclass
+class TrainModelArgs(ModelArgs):
+    """:class:`ModelArgs` of ``retrieval train`` (``tiny`` by default): read, with the data,
+    before Lightning loads (the check of ``retrieval train``)."""
+
+    model_name: str = _redefault(ModelArgs, "model_name", "tiny")
+
+
+@dataclass
 class ExportArgs(DataArgs):
     """The export directory a command reads (random/, novel_premises/, corpus.jsonl)."""
 
@@ -211,11 +219,10 @@ class IndexOutput(Settings):
 
 
 @dataclass
-class RetrievalConfig(RetrieverArgs, DataModuleArgs, ModelArgs, LifelongData, RunSwitches):
+class RetrievalConfig(RetrieverArgs, DataModuleArgs, TrainModelArgs, LifelongData, RunSwitches):
     """A premise-retriever training run: the retriever's and the data's settings (flat, as
     users write them) plus the run's own and Lightning's ``trainer:`` section."""
 
-    model_name: str = _redefault(ModelArgs, "model_name", "tiny")
     output_dir: str = _redefault(RunArgs, "output_dir", "runs/retrieval")
     ewc_batches: AtLeast1 = setting(16, "Training batches used to estimate the diagonal Fisher.")
     ewc_gamma: Fraction = setting(

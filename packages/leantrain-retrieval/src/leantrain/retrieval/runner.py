@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from leantrain.core.errors import ConfigError
+from leantrain.core.groups import LifelongData
 from leantrain.core.lifelong import check_database, check_model_dir, check_model_name
 from leantrain.core.output_dir import check_output_dir, claim_output_dir, output_kind
 from leantrain.retrieval.retrieval_config import (
@@ -43,14 +44,15 @@ def model_path(name: str) -> str:
     naming the missing or damaged file, or ``no such model directory``."""
     if name == "tiny" or (":" in name and not Path(name).exists()):
         return name
-    path = check_model_name(name, trainers=("retrieval",), config=(), parts=())
+    hint = "pass 'tiny', a retrieval run, a saved retriever or encoder directory, or a hub id"
+    path = check_model_name(name, trainers=("retrieval",), config=(), parts=(), hint=hint)
     if path is None:
         return name
     if (path / "retriever.json").is_file():
         check_model_dir(path / "encoder", parts=("weights",))
         check_model_dir(path / "tokenizer", config=(), parts=("tokenizer",))
     elif not (path / "modules.json").is_file():  # sentence-transformers: loaded by parts
-        check_model_dir(path, "a retriever or encoder directory")
+        check_model_dir(path, "a retriever or encoder directory", hint)
     return str(path)
 
 
@@ -62,11 +64,15 @@ def _load_model(model: ModelArgs, path: str) -> Any:
     )
 
 
+def check_train(model: ModelArgs, data: LifelongData) -> None:
+    """``retrieval train``'s model and database, checked before Lightning loads."""
+    model_path(model.model_name)
+    check_database(data.database)
+
+
 def train(cfg: RetrievalConfig) -> dict[str, Any] | int:
     """``retrieval train``: the run's output dir, newest model dir and final metrics (printed
     by the main process only)."""
-    model_path(cfg.model_name)
-    check_database(cfg.database)
     _quiet()
     from leantrain.core.lifelong import is_main_process
     from leantrain.retrieval.retrieval_trainer import RetrievalTrainer
