@@ -26,66 +26,9 @@ Run directory::
     <trainer>/logs/NNN-<slug>.jsonl   per-step training logs of step NNN
 """
 
-from leantrain.core.lifelong.data import (
-    DATABASE_GROUP,
-    check_database,
-    content_fingerprint,
-    data_label,
-    open_database,
-    repo_id,
-    repo_slug,
-    step_name,
-    train_data,
-    write_repo_eval_dir,
-)
-from leantrain.core.lifelong.engine import (
-    DATA_SUBDIR,
-    EVAL_SUBDIR,
-    LOGS_SUBDIR,
-    UNTRACKED_KEYS,
-    WORK_SUBDIR,
-    Event,
-    LifelongEngine,
-)
-from leantrain.core.lifelong.models import (
-    check_model_dir,
-    check_model_name,
-    final_checkpoint,
-    find_model,
-    last_complete_checkpoint,
-    loading,
-    looks_local,
-)
-from leantrain.core.lifelong.protocol import LifelongTrainer, Step, fit
-from leantrain.core.lifelong.ranks import is_main_process
-
-__all__ = [
-    "DATABASE_GROUP",
-    "DATA_SUBDIR",
-    "EVAL_SUBDIR",
-    "LOGS_SUBDIR",
-    "UNTRACKED_KEYS",
-    "WORK_SUBDIR",
-    "Event",
-    "LifelongEngine",
-    "LifelongTrainer",
-    "Step",
-    "check_database",
-    "check_model_dir",
-    "check_model_name",
-    "content_fingerprint",
-    "data_label",
-    "final_checkpoint",
-    "find_model",
-    "fit",
-    "is_main_process",
-    "last_complete_checkpoint",
-    "loading",
-    "looks_local",
-    "open_database",
-    "repo_id",
-    "repo_slug",
-    "step_name",
-    "train_data",
-    "write_repo_eval_dir",
-]
+# ruff: noqa: F403 - the package's names are its modules' public names
+from leantrain.core.lifelong.data import *
+from leantrain.core.lifelong.engine import *
+from leantrain.core.lifelong.models import *
+from leantrain.core.lifelong.protocol import *
+from leantrain.core.lifelong.ranks import *

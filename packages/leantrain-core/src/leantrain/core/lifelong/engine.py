@@ -1,12 +1,5 @@
-"""The lifelong engine: the one loop that trains every model repository by repository.
-
-:class:`LifelongEngine` walks repositories in order. For each one it exports the merged data of
-the repositories so far *once* (``database.export_merged_data(repos_so_far, dir)``), hands every
-trainer a :class:`~leantrain.core.lifelong.protocol.Step`, saves the trained model as
-``<run_dir>/<trainer>/NNN-<repo slug>/`` and records it in the run's one ``manifest.json``.
-Then it evaluates the model on the test split of every repository seen so far, which gives the
-accuracy matrix of continual learning (see :mod:`leantrain.core.forgetting`).
-"""
+"""The lifelong engine: the one loop that trains every model repository by repository (see
+:mod:`leantrain.core.lifelong`)."""
 
 from __future__ import annotations
 
