@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from leantrain.core.errors import CheckpointError, ConfigError
-from leantrain.core.lifelong import check_model_dir, find_model, loading, looks_local
+from leantrain.core.lifelong import check_model_name, find_model, loading
 from leantrain.llm.tiny_model import TINY_MODEL_NAME, build_tiny_model
 
 
@@ -81,22 +81,12 @@ def resolve_model_path(name: str | Path) -> Path | None:
 
 def check_model(name: str | Path) -> Path | None:
     """The model directory ``name`` stands for (:func:`resolve_model_path`), its files read
-    by core's model guard before torch loads: one line naming a missing or damaged file.
-    ``None`` for ``tiny``, a GGUF file and a hub id; a path that does not exist is
-    ``model not found``."""
+    by core's model guard before torch loads; ``None`` for ``tiny``, a GGUF file, a hub id."""
     from leantrain.llm.gguf import find_gguf_file
 
     if str(name) == TINY_MODEL_NAME or find_gguf_file(name) is not None:
         return None
-    path = resolve_model_path(name)
-    if path is None:
-        if looks_local(str(name)) or Path(str(name)).suffix:
-            raise ConfigError(
-                f"model not found: {name} (no such model directory)",
-                hint="pass an existing directory, 'tiny' or a hub id",
-            )
-        return None
-    return check_model_dir(path, config=())
+    return check_model_name(str(resolve_model_path(name) or name), trainers=(), config=())
 
 
 def model_files_dir(name: str | Path) -> Path | None:

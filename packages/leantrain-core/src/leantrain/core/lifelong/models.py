@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from leantrain.core.errors import CheckpointError, LeanTrainError
+from leantrain.core.errors import CheckpointError, ConfigError, LeanTrainError
 from leantrain.core.manifest import MANIFEST_NAME, RunManifest
 from leantrain.core.output_dir import output_kind
 
@@ -134,15 +134,21 @@ def check_model_name(
     trainers: Sequence[str | None] = (None,),
     **guard: Any,
 ) -> Path | None:
-    """The model directory a ``--model`` value names, checked (:func:`check_model_dir` with
-    ``guard``), before anything loads; ``None`` for a built-in name or a hub id (left to the
-    hub loader). A path that does not exist is ``no such model directory``."""
+    """The model directory a ``--model`` value names (:func:`find_model`), checked
+    (:func:`check_model_dir` with ``guard``), before anything loads; ``None`` for a built-in
+    name or a hub id (left to the hub loader). A path (:func:`looks_local`) that does not
+    exist is ``no such model directory``."""
     if name in builtin:
         return None
     path = find_model(name, trainers)
-    if path is None and not looks_local(name):
-        return None
-    return check_model_dir(path or Path(name).expanduser(), **guard)
+    if path is not None:
+        return check_model_dir(path, **guard)
+    if looks_local(name):
+        raise ConfigError(
+            f"{name}: no such model directory (model not found)",
+            hint=guard.get("hint", "pass an existing directory, 'tiny' or a hub id"),
+        )
+    return None
 
 
 @contextmanager
