@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from leantrain.core.atomic import atomic_write_json
 from leantrain.core.config import config_from_dict, resolve
 from leantrain.core.errors import ConfigError, DataError
-from leantrain.core.lifelong import Step, fit, last_complete_checkpoint, step_name
+from leantrain.core.lifelong import Fits, Step, last_complete_checkpoint, step_name
 from leantrain.llm.lm_head import labelled_positions_only
 from leantrain.llm.lora import check_target_modules, resolve_lora_config
 from leantrain.llm.memory import prepare_training
@@ -79,7 +79,7 @@ def _logged_mean(history: list[dict[str, Any]], key: str) -> float | None:
     return total / steps if steps else None
 
 
-class LLMTrainer:
+class LLMTrainer(Fits):
     """Base of the trainers; implements :class:`leantrain.core.lifelong.LifelongTrainer`.
     Subclasses set ``name`` and ``config_class`` and implement :meth:`_dataset` and
     :meth:`_trl_trainer`."""
@@ -215,28 +215,9 @@ class LLMTrainer:
         return trainer
 
     # -- training -----------------------------------------------------------------------------
-    def train(
-        self,
-        repos: Any = None,
-        database: Any = None,
-        export_dir: str | Path | None = None,
-        *,
-        data_path: Any = None,
-    ) -> dict[str, Any]:
-        """Train; returns ``{output_dir, per_repo, final, checkpoints, model_dir, evals}``.
-
-        * ``train(dataset_or_path)`` / ``train(data_path=…)`` — one step on a
-          ``datasets.Dataset``, an export dir or a split file (default: ``config.data_path``);
-        * ``train(repos, database, export_dir)`` — lifelong: for each repo (default: the
-          database's curriculum) export the merged data of the repos so far (under
-          ``export_dir``), train on it, save ``<output_dir>/<name>/NNN-<repo>/``. A rerun in the
-          same output dir skips the finished repos and resumes the interrupted one from its last
-          step checkpoint. See :func:`leantrain.core.lifelong.fit`.
-        """
-        return fit(
-            self, repos, database, export_dir, data_path=data_path, config=self.config,
-            eval_split=self.config.eval_split,
-        )  # fmt: skip
+    def fit_options(self) -> dict[str, Any]:
+        """What ``evaluate()`` scores after each step: the configured ``eval_split``."""
+        return {"eval_split": self.config.eval_split}
 
     def train_step(self, step: Step) -> dict[str, Any]:
         """Train one step on ``step.data`` from ``step.init_from`` (or the configured model);

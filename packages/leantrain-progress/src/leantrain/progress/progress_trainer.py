@@ -22,7 +22,7 @@ from typing import Any
 
 from leantrain.core.config import config_from_dict, resolve
 from leantrain.core.errors import CheckpointError, DataError
-from leantrain.core.lifelong import Step, fit, last_complete_checkpoint
+from leantrain.core.lifelong import Fits, Step, last_complete_checkpoint
 from leantrain.progress.dataset import (
     ProgressDataset,
     fit_texts,
@@ -93,7 +93,7 @@ def _final_metrics(trainer: Any) -> dict[str, Any]:
     return metrics
 
 
-class ProgressTrainer:
+class ProgressTrainer(Fits):
     """Train the LeanProgress steps-remaining regressor.
 
     ``ProgressTrainer(data_path, model_name="tiny", output_dir="outputs", max_length=None,
@@ -356,27 +356,6 @@ class ProgressTrainer:
         return self.predictor().evaluate(
             self.load_rows(data if data is not None else self.last_data, split)
         )
-
-    def train(
-        self,
-        repos: Sequence[Any] | str | Path | None = None,
-        database: Any = None,
-        export_dir: str | Path | None = None,
-        *,
-        data_path: str | Path | None = None,
-    ) -> dict[str, Any]:
-        """Train; returns the engine's result ``{output_dir, per_repo, final, checkpoints,
-        model_dir, evals}``.
-
-        ``train()``: one step on ``config.data_path`` (or ``train(path)`` / ``data_path=…``).
-        ``train(repos, database, export_dir)`` (``database``: a ``leantrain.export.Database``,
-        its path, or LeanDojo-v2's ``DynamicDatabase``): lifelong — for each repository the
-        merged export of the repositories so far is written under ``export_dir`` and training
-        continues on it; ``<output_dir>/progress/NNN-<repo>/`` is the model after repository
-        NNN. A rerun skips finished steps and resumes a killed one. See
-        :func:`leantrain.core.lifelong.fit`.
-        """
-        return fit(self, repos, database, export_dir, data_path=data_path, config=self.config)
 
     # -- prediction ----------------------------------------------------------------------------
     def predictor(self) -> ProgressPredictor:

@@ -20,14 +20,14 @@ import json
 import logging
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import lightning as L
 import torch
 from leantrain.core.errors import ConfigError, LeanTrainError, MissingDependencyError
-from leantrain.core.lifelong import Step, find_model, fit
+from leantrain.core.lifelong import Fits, Step, find_model
 from leantrain.retrieval.datamodule import RetrievalDataModule
 from leantrain.retrieval.ewc import EWC
 from leantrain.retrieval.premise_retriever import PremiseRetriever
@@ -99,7 +99,7 @@ class JsonlLog(L.Callback):
             self._write(trainer, "val_")
 
 
-class RetrievalTrainer:
+class RetrievalTrainer(Fits):
     """Trains the premise retriever; a :class:`~leantrain.core.lifelong.LifelongTrainer`."""
 
     name = NAME
@@ -117,21 +117,6 @@ class RetrievalTrainer:
         self.last_data: Any = None  # the data of the last step train() ran or resumed
 
     # -- public API ---------------------------------------------------------------------------
-    def train(
-        self,
-        repos: Sequence[Any] | str | Path | None = None,
-        database: Any = None,
-        export_dir: str | Path | None = None,
-        *,
-        data_path: str | Path | None = None,
-    ) -> dict[str, Any]:
-        """Train on one export dir (``train(data_dir)``, ``train(data_path=…)``) or lifelong
-        (``train(repos, database, export_dir)``; ``repos``: ``"URL@COMMIT"`` strings or objects
-        with ``url`` and ``commit``, ``None``: the config's, else the database's curriculum; see
-        :func:`leantrain.core.lifelong.fit`). Returns the engine's result:
-        ``{output_dir, per_repo, final, checkpoints, model_dir, evals}``."""
-        return fit(self, repos, database, export_dir, data_path=data_path, config=self.config)
-
     def train_step(self, step: Step) -> dict[str, Any]:
         """Fit on ``step.data`` from ``step.init_from`` (or the configured encoder); the best
         model by validation R@10, with its EWC consolidated, becomes the current one."""

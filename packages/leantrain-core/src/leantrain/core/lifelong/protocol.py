@@ -99,3 +99,37 @@ def fit(
     result = run.run()[trainer.name]
     trainer.last_data = run.last_data  # type: ignore[attr-defined]
     return result
+
+
+class Fits:
+    """A trainer whose ``train()`` is :func:`fit` with its ``config`` (base of the trainers)."""
+
+    config: Any
+
+    def train(
+        self,
+        repos: Any = None,
+        database: Any = None,
+        export_dir: str | Path | None = None,
+        *,
+        data_path: Any = None,
+    ) -> dict[str, Any]:
+        """Train; returns ``{output_dir, per_repo, final, checkpoints, model_dir, evals}``.
+
+        * ``train(dataset_or_path)`` / ``train(data_path=…)``: one step on a
+          ``datasets.Dataset``, an export dir or a file (default: ``config.data_path``);
+        * ``train(repos, database, export_dir)``: lifelong — for each repository (default: the
+          config's ``repos``, else the database's curriculum) the merged data of the
+          repositories so far is exported under ``export_dir`` and training continues on it;
+          ``<output_dir>/<name>/NNN-<repo>/`` is the model after repository NNN. ``database``:
+          a ``leantrain.export.Database``, its path, or LeanDojo-v2's ``DynamicDatabase``.
+
+        A rerun in the same output dir skips finished steps and resumes a killed one from its
+        last step checkpoint. See :func:`fit`."""
+        trainer: Any = self  # a LifelongTrainer: the subclass has the protocol's members
+        options = {"data_path": data_path, "config": self.config, **self.fit_options()}
+        return fit(trainer, repos, database, export_dir, **options)
+
+    def fit_options(self) -> dict[str, Any]:
+        """The engine keywords of :func:`fit` beyond the config's (none here)."""
+        return {}
