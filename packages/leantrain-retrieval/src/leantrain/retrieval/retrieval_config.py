@@ -41,9 +41,8 @@ A = TypeVar("A")
 Count = Annotated[int, Ge(0)]
 
 
-def _redefault(group: type, name: str, default: Any = dataclasses.MISSING) -> Any:
-    """Field ``name`` of ``group`` (its help and aliases, declared there once) with another
-    default (none: required)."""
+def _redefault(group: type, name: str, default: Any) -> Any:
+    """Field ``name`` of ``group`` (its help and aliases, declared there once), another default."""
     meta = group.__dataclass_fields__[name].metadata
     return setting(default, meta["help"], aliases=meta.get("aliases", ()))
 
@@ -169,18 +168,15 @@ class ModelArgs(EncodeArgs, AllowCode):
 
 
 @dataclass
-class TrainModelArgs(ModelArgs):
-    """:class:`ModelArgs` of ``retrieval train`` (``tiny`` by default): read, with the data,
-    before Lightning loads (the check of ``retrieval train``)."""
+class TrainArgs(ModelArgs, RunSwitches, defaults={"model_name": "tiny"}):
+    """``retrieval train``'s model and run: read with the data before Lightning loads."""
 
-    model_name: str = _redefault(ModelArgs, "model_name", "tiny")
+    output_dir: str = _redefault(RunArgs, "output_dir", "runs/retrieval")
 
 
 @dataclass
-class ExportArgs(DataArgs):
+class ExportArgs(DataArgs, defaults={"data_path": dataclasses.MISSING}):
     """The export directory a command reads (random/, novel_premises/, corpus.jsonl)."""
-
-    data_path: str = _redefault(DataArgs, "data_path")
 
 
 @dataclass
@@ -219,11 +215,10 @@ class IndexOutput(Settings):
 
 
 @dataclass
-class RetrievalConfig(RetrieverArgs, DataModuleArgs, TrainModelArgs, LifelongData, RunSwitches):
+class RetrievalConfig(RetrieverArgs, DataModuleArgs, TrainArgs, LifelongData):
     """A premise-retriever training run: the retriever's and the data's settings (flat, as
     users write them) plus the run's own and Lightning's ``trainer:`` section."""
 
-    output_dir: str = _redefault(RunArgs, "output_dir", "runs/retrieval")
     ewc_batches: AtLeast1 = setting(16, "Training batches used to estimate the diagonal Fisher.")
     ewc_gamma: Fraction = setting(
         1.0, "Decay of older repos' Fisher when adding a new one (1: keep, 0: forget)."
