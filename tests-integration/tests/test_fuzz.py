@@ -1163,6 +1163,11 @@ DB_MUTATIONS: dict[str, Callable[[Path], None]] = {
     "corrupt-page": lambda p: p.write_bytes(
         _valid("lt.db")[:4096] + bytes(((i * 31) % 251) for i in range(len(_valid("lt.db")) - 4096))
     ),
+    # issue 36: the repositories table whole, the pages after it overwritten ("malformed")
+    "damaged-tail": lambda p: p.write_bytes(
+        (b := _valid("lt.db"))[: len(b) // 3]
+        + bytes((i * 7) % 256 for i in range(len(b) - len(b) // 3))
+    ),
 }
 
 
@@ -1217,6 +1222,16 @@ def _db_cases() -> list[Case]:
             ],
             ["out"],
         ),
+        # issue 36: every command that takes --database refuses a damaged file in one line
+        "grpo": (
+            ["grpo", "--model", "tiny", "--database", "bad.db", "--output-dir", "out"],
+            ["out"],
+        ),
+        "progress train": (
+            ["progress", "train", "--model", "tiny", "--database", "bad.db", "--output-dir", "out"],
+            ["out"],
+        ),
+        "pipeline --config": (["pipeline", "--config", "c.yaml"], ["run"]),
     }
     cases = []
     for mname, make in DB_MUTATIONS.items():
@@ -1225,6 +1240,7 @@ def _db_cases() -> list[Case]:
             def setup(sb: Path, make: Callable[[Path], None] = make) -> None:
                 _copy_export(sb)
                 make(sb / "bad.db")
+                _bytes(sb / "c.yaml", b"sources: [sample]\ndatabase: bad.db\nrun_dir: run\n")
 
             cases.append(
                 Case(f"db-{mname}", "database", cmd.split(" --")[0], argv, setup, outs, ["bad.db"])
@@ -1490,8 +1506,15 @@ BAD_MODELS: dict[str, tuple[str, dict[str, bytes], str]] = {
 
 def _model_cases() -> list[Case]:
     rows = ["--data", "rows.jsonl"]
-    loaders = {  # command → argv, its outputs, the flag naming the progress model
+    out = ["--output-dir", "out", "--max-steps", "1"]
+    loaders = {  # command → argv, its outputs, the flag naming the model (issue 36: every loader)
         "progress train": (["progress", "train", *rows, "--output-dir", "out"], ["out"], "--model"),
+        "sft": (["sft", "--data", EXP, *out], ["out"], "--model"),
+        "grpo": (["grpo", "--data", EXP, *out], ["out"], "--model"),
+        "llm eval": (["llm", "eval", "--data", EXP, "--split", "test"], [], "--model"),
+        "retrieval train": (["retrieval", "train", "--data", EXP, *out], ["out"], "--model"),
+        "retrieval evaluate": (["retrieval", "evaluate", "--data", EXP], [], "--model"),
+        "prove --generator": (["prove", "--data", EXP, "--output-dir", "p"], ["p"], "--generator"),
         "progress evaluate": (["progress", "evaluate", *rows], [], "--model"),
         "progress predict": (
             ["progress", "predict", "--goal", "⊢ True", "--tactic", "simp"],
@@ -1519,8 +1542,9 @@ def _model_cases() -> list[Case]:
                     _bytes(sb / model / name, text)
 
             full = [*argv, flag, model]
-            cases.append(Case(f"model-{mname}", "models", cmd, full, setup, outs, [needle]))
-        if flag == "--model":
+            name = cmd.split(" --")[0]
+            cases.append(Case(f"model-{mname}", "models", name, full, setup, outs, [needle]))
+        if cmd.startswith("progress"):
             for size in ("0", "-1"):
                 full = [*argv, "--model", "tiny", "--batch_size", size]
                 cases.append(Case(f"batch-{size}", "flags", cmd, full, data, outs, ["batch_size"]))

@@ -29,7 +29,7 @@ from leantrain.export.repository import REPO_COLUMNS, Repository, repo_from_row,
 from leantrain.export.schema import connect
 from leantrain.export.sources import RepoInfo, read_source
 
-__all__ = ["DEFAULT_DB", "Database", "Repository", "split_repo_id"]
+__all__ = ["DEFAULT_DB", "Database", "Repository", "open_checked", "split_repo_id"]
 
 DEFAULT_DB = "leantrain.db"
 
@@ -332,3 +332,24 @@ class Database:
     def dump_json(self, path: str | Path, repos: list[str] | None = None) -> Path:
         """Write the database (or the named repositories) as a LeanDojo-v2 ``dynamic_database.json``."""
         return dump_dynamic_database(self, path, repos)
+
+
+def open_checked(path: str | Path) -> Database:
+    """An existing database, read whole first (SQLite's ``PRAGMA quick_check``): a damaged
+    file — truncated, overwritten pages — is one :class:`DataError` naming it, before a run
+    starts, not ``database disk image is malformed`` from the middle of a query. The opener of
+    the ``leantrain.databases`` entry point (how a lifelong run opens ``--database``)."""
+    db = Database(path, create=False)
+    try:
+        rows = db.conn.execute("PRAGMA quick_check").fetchall()
+        problem = None if rows == [("ok",)] else "; ".join(str(r[0]) for r in rows[:2])
+    except sqlite3.DatabaseError as e:
+        problem = str(e)
+    if problem is not None:
+        db.close()  # closing removes the -wal / -shm files opening made
+        raise DataError(
+            path,
+            f"the database is damaged ({problem})".split("\n")[0],
+            hint="restore it from a backup, or import into a new file",
+        )
+    return db

@@ -3,11 +3,13 @@ leantrain run dir), a GGUF file, or a hub id; choose dtype and device."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
 
 from leantrain.core.errors import CheckpointError, ConfigError
+from leantrain.core.lifelong import check_model_name, find_model, loading
 from leantrain.llm.tiny_model import TINY_MODEL_NAME, build_tiny_model
 
 
@@ -67,25 +69,24 @@ def resolve_model_path(name: str | Path) -> Path | None:
     """The directory holding the model for ``name``: itself, or the newest model of a run dir
     (``runs/sft``; with several trainers, GRPO's before SFT's) or of a trainer dir in one
     (``runs/sft/sft``). ``None`` if ``name`` is not a local directory (a hub id)."""
-    from leantrain.core.lifelong import final_checkpoint
-
-    path = Path(name)
-    if not path.is_dir():
-        return None
-    if (path / "config.json").is_file() or (path / "adapter_config.json").is_file():
+    markers = ("config.json", "adapter_config.json")
+    path = find_model(name, (None, "grpo", "sft"), markers)
+    if path is None or any((path / m).is_file() for m in markers):
         return path
-    found = (
-        final_checkpoint(path)
-        or final_checkpoint(path, "grpo")
-        or final_checkpoint(path, "sft")
-        or final_checkpoint(path.parent, path.name)
-    )
-    if found is not None:
-        return found
     raise CheckpointError(
         f"{path}: no model here (no config.json, adapter_config.json or finished run step)",
         hint="pass a model directory, a leantrain run directory with a finished step, 'tiny' or a hub id",
     )
+
+
+def check_model(name: str | Path) -> Path | None:
+    """The model directory ``name`` stands for (:func:`resolve_model_path`), its files read
+    by core's model guard before torch loads; ``None`` for ``tiny``, a GGUF file, a hub id."""
+    from leantrain.llm.gguf import find_gguf_file
+
+    if str(name) == TINY_MODEL_NAME or find_gguf_file(name) is not None:
+        return None
+    return check_model_name(str(resolve_model_path(name) or name), trainers=(), config=())
 
 
 def model_files_dir(name: str | Path) -> Path | None:
@@ -98,35 +99,6 @@ def model_files_dir(name: str | Path) -> Path | None:
     if not (path / "config.json").is_file() and any(path.glob("*.gguf")):
         return path
     return resolve_model_path(path)
-
-
-def _verify_json(path: Path) -> None:
-    """Read the JSON files of a model directory, so that a damaged ``config.json`` (an
-    interrupted copy or download) is one line naming it, not transformers' traceback."""
-    for f in sorted(path.glob("*.json")):
-        try:
-            json.loads(f.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError) as e:
-            raise CheckpointError(
-                f"{f}: not valid JSON ({e})".split("\n")[0],
-                hint="the model directory is damaged: copy or download it again",
-            ) from None
-
-
-def _verify_safetensors(path: Path) -> None:
-    """Open every safetensors file's header so a truncated/corrupted file is a clear error."""
-    from safetensors import safe_open
-
-    for f in sorted(path.glob("*.safetensors")):
-        try:
-            with safe_open(str(f), framework="pt") as st:
-                for key in st.keys():  # noqa: SIM118 - safe_open has no __iter__
-                    st.get_slice(key)
-        except Exception as e:
-            raise CheckpointError(
-                f"{f}: corrupted weights file ({e})",
-                hint="re-save the model or delete the checkpoint",
-            ) from None
 
 
 def check_tokenizer(tokenizer: Any, path: str | Path) -> Any:
@@ -146,7 +118,9 @@ def load_tokenizer(path: str | Path) -> Any:
     """The tokenizer saved beside a model; it must have a chat template and a pad token."""
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
+    local = Path(path).is_dir()  # a hub id's errors are the caller's to word
+    with loading(path, "the tokenizer of") if local else contextlib.nullcontext():
+        tokenizer = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
     return check_tokenizer(tokenizer, path)
 
 
@@ -174,12 +148,8 @@ def load_model_and_tokenizer(
     if str(name) == TINY_MODEL_NAME:
         model, tokenizer = build_tiny_model()
         return model.to(dtype), tokenizer
-    path = resolve_model_path(name)
+    path = check_model(name)
     if path is None:
-        if str(name).startswith((".", "/", "~")) or Path(str(name)).suffix:
-            raise ConfigError(
-                f"model not found: {name}", hint="pass an existing directory, 'tiny' or a hub id"
-            )
         target = str(name)
         try:
             tokenizer = load_tokenizer(target)
@@ -192,8 +162,6 @@ def load_model_and_tokenizer(
                 hint="check the name or pass a local directory",
             ) from None
         return model, tokenizer
-    _verify_json(path)
-    _verify_safetensors(path)
     if (path / "adapter_config.json").is_file():
         from peft import PeftModel
 

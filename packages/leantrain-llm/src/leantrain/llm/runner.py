@@ -81,9 +81,15 @@ def evaluate_with_config(config: Any) -> dict[str, Any]:
 
 
 def check_first(settings: Any, *, rl: bool = False) -> None:
-    """The first usable example of ``settings.data_path`` read (``DataError`` naming the file
-    if none), before TRL and transformers are imported (tens of seconds); in ``mode`` whole
-    (SFT), the first whole-proof example."""
+    """The model directory and the database checked (their files read), then the first usable
+    example of ``settings.data_path`` (``DataError`` naming the file if none), before TRL and
+    transformers are imported (tens of seconds); in ``mode`` whole, the first whole-proof
+    example."""
+    from leantrain.core.lifelong import check_database
+    from leantrain.llm.model_loading import check_model
+
+    check_model(settings.model_name)
+    check_database(getattr(settings, "database", None))
     split = getattr(settings, "split", None) or settings.train_split
     if settings.data_path is not None and settings.mode == "whole":
         from leantrain.llm.training_data import model_prompt, whole_proof_dataset, whole_rows

@@ -18,15 +18,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from leantrain.core.atomic import atomic_write_json
-from leantrain.core.config import config_from_dict, config_to_dict, resolve
+from leantrain.core.config import config_from_dict, resolve
 from leantrain.core.errors import ConfigError, DataError
-from leantrain.core.lifelong import (
-    LifelongEngine,
-    Step,
-    last_complete_checkpoint,
-    step_name,
-    train_data,
-)
+from leantrain.core.lifelong import Fits, Step, last_complete_checkpoint, step_name
 from leantrain.llm.lm_head import labelled_positions_only
 from leantrain.llm.lora import check_target_modules, resolve_lora_config
 from leantrain.llm.memory import prepare_training
@@ -85,7 +79,7 @@ def _logged_mean(history: list[dict[str, Any]], key: str) -> float | None:
     return total / steps if steps else None
 
 
-class LLMTrainer:
+class LLMTrainer(Fits):
     """Base of the trainers; implements :class:`leantrain.core.lifelong.LifelongTrainer`.
     Subclasses set ``name`` and ``config_class`` and implement :meth:`_dataset` and
     :meth:`_trl_trainer`."""
@@ -127,7 +121,7 @@ class LLMTrainer:
         self._model: Any = None
         self._tokenizer: Any = None
         self._trained: tuple[Path, str] | None = None  # (trainer dir, step name) of the model
-        self._last_data: Any = None  # the data of the last step trained
+        self.last_data: Any = None  # the data of the last step trained
         self._prompt: Any = None  # the ModelPrompt the model is trained / asked with
 
     # -- configuration ------------------------------------------------------------------------
@@ -222,37 +216,9 @@ class LLMTrainer:
         return trainer
 
     # -- training -----------------------------------------------------------------------------
-    def train(
-        self,
-        repos: Any = None,
-        database: Any = None,
-        export_dir: str | Path | None = None,
-        *,
-        data_path: Any = None,
-    ) -> dict[str, Any]:
-        """Train; returns ``{output_dir, per_repo, final, checkpoints, model_dir, evals}``.
-
-        * ``train(dataset_or_path)`` / ``train(data_path=…)`` — one step on a
-          ``datasets.Dataset``, an export dir or a split file (default: ``config.data_path``);
-        * ``train(repos, database, export_dir)`` — lifelong: for each repo (default: the
-          database's curriculum) export the merged data of the repos so far (under
-          ``export_dir``), train on it, save ``<output_dir>/<name>/NNN-<repo>/``. A rerun in the
-          same output dir skips the finished repos and resumes the interrupted one from its last
-          step checkpoint. See :func:`leantrain.core.lifelong.train_data`.
-        """
-        engine = LifelongEngine(
-            self.output_dir,
-            [self],
-            **train_data(repos, database, data_path, self.config),
-            export_dir=export_dir or self.config.export_dir,
-            evaluate_each_repo=self.config.evaluate_each_repo,
-            eval_split=self.config.eval_split,
-            configs={self.name: config_to_dict(self.config)},
-            overwrite=self.config.overwrite,
-        )
-        result = engine.run()[self.name]
-        self._last_data = engine.last_data  # also when a rerun had nothing left to train
-        return result
+    def fit_options(self) -> dict[str, Any]:
+        """What ``evaluate()`` scores after each step: the configured ``eval_split``."""
+        return {"eval_split": self.config.eval_split}
 
     def train_step(self, step: Step) -> dict[str, Any]:
         """Train one step on ``step.data`` from ``step.init_from`` (or the configured model);
@@ -271,7 +237,7 @@ class LLMTrainer:
             self._prompt = model_prompt(self.config, step.init_from, in_run=own)
             if (step.init_from.parent, step.init_from.name) != self._trained:
                 self._load(step.init_from)
-        self._last_data = step.data  # what evaluate() defaults to after a lifelong run
+        self.last_data = step.data  # what evaluate() defaults to after a lifelong run
         dataset = self._dataset(step.data)
         if len(dataset) == 0:
             raise DataError(
@@ -335,7 +301,7 @@ class LLMTrainer:
         from leantrain.llm.training_data import load_rl_dataset, load_whole_dataset, references
 
         if data is None:
-            data = self.config.data_path if self.config.data_path is not None else self._last_data
+            data = self.config.data_path if self.config.data_path is not None else self.last_data
         if data is None:
             raise ConfigError("nothing to evaluate on", hint="pass data=… (--data DIR)")
         whole = self.prompt.mode == "whole"  # the held-out proofs: loss and exact match

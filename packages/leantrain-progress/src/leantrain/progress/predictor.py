@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from leantrain.core.errors import CheckpointError, ConfigError
-from leantrain.core.lifelong import final_checkpoint
+from leantrain.core.lifelong import check_model_dir, check_model_name, find_model, loading
 from leantrain.progress.dataset import fit_texts, warn_unknown_tokens
 from leantrain.progress.metrics import regression_metrics
 from leantrain.progress.summary import input_format_of
@@ -20,15 +19,11 @@ MODEL_ENV = "LEANPROGRESS_MODEL"
 """Environment variable naming the trained model directory (the seed's convention)."""
 
 _TRAINED = "train one with 'leantrain progress train' and pass its --output-dir"
-_FILES = {  # part of a model directory → its usual file, then the globs any of which will do
-    "weights": ("model.safetensors", "*.safetensors", "pytorch_model*.bin"),
-    "tokenizer": ("tokenizer.json", "tokenizer*", "vocab*", "*.model"),
-}
 
 
 def resolve_model_dir(path: str | Path | None) -> Path:
     """The model directory: ``path``, else ``$LEANPROGRESS_MODEL``; a leantrain run directory
-    stands for its newest progress model. Its files are checked (:func:`check_model_dir`)."""
+    stands for its newest progress model. Its files are checked (core's model guard)."""
     if path is None:
         env = os.environ.get(MODEL_ENV)
         if not env:
@@ -37,57 +32,26 @@ def resolve_model_dir(path: str | Path | None) -> Path:
                 hint=f"pass a trained model directory or set {MODEL_ENV}=DIR",
             )
         path = env
-    path = final_checkpoint(path, "progress") or Path(path)
+    path = find_model(path, ("progress",)) or Path(path)
     if not path.is_dir():
         raise CheckpointError(
             f"{path}: not a trained progress model (no such model directory)", hint=_TRAINED
         )
-    return check_model_dir(path)
-
-
-def check_model_dir(
-    path: Path, what: str = "a trained progress model", hint: str = _TRAINED
-) -> Path:
-    """``path`` if it looks like a loadable model directory (``what``): one line naming the
-    missing or damaged file otherwise (an interrupted copy, a wrong path), not transformers'
-    traceback."""
-    if not path.is_dir():
-        raise CheckpointError(f"{path}: no such model directory", hint=hint)
-    if not (path / "config.json").is_file():
-        raise CheckpointError(f"{path}: not {what} (no config.json)", hint=hint)
-    damaged = "the model directory is damaged: copy or save it again"
-    for f in sorted(path.glob("*.json")):
-        try:
-            json.loads(f.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError) as e:
-            raise CheckpointError(
-                f"{f}: not valid JSON ({e})".split("\n")[0], hint=damaged
-            ) from None
-    for part, (usual, *globs) in _FILES.items():
-        if not any(any(path.glob(g)) for g in globs):
-            raise CheckpointError(f"{path}: no {usual} (the model's {part})", hint=damaged)
-    return path
+    return check_model_dir(path, "a trained progress model", _TRAINED)
 
 
 def check_base_model(name: str) -> None:
     """The base model of ``progress train``: ``tiny``, a hub id, or a local directory, which
-    must exist and hold a loadable model (:func:`check_model_dir`)."""
-    path = Path(name).expanduser()
-    local = name.startswith((".", "/", "~")) or name.count("/") > 1 or path.suffix != ""
-    if name != TINY_NAME and (path.exists() or local):
-        check_model_dir(path, "a model directory", "pass 'tiny', a model directory or a hub id")
+    must exist and hold a loadable model (core's model guard)."""
+    hint = "pass 'tiny', a model directory or a hub id"
+    check_model_name(name, (TINY_NAME,), trainers=(), what="a model directory", hint=hint)
 
 
 def load_pretrained(loader: Any, path: str | Path, **kw: Any) -> Any:
     """``loader.from_pretrained(path, **kw)`` without remote code; transformers' errors for
     files it cannot read (a hub id offline, a bad file) are one :class:`CheckpointError` line."""
-    try:
+    with loading(path):
         return loader.from_pretrained(str(path), trust_remote_code=False, **kw)
-    except (OSError, ValueError, KeyError) as e:
-        raise CheckpointError(
-            f"cannot load model '{path}': {e}".split("\n")[0],
-            hint="pass a local model directory, 'tiny' or a hub id available offline",
-        ) from None
 
 
 class ProgressPredictor:

@@ -20,15 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from leantrain.core.config import config_from_dict, config_to_dict, resolve
+from leantrain.core.config import config_from_dict, resolve
 from leantrain.core.errors import CheckpointError, DataError
-from leantrain.core.lifelong import (
-    LifelongEngine,
-    Step,
-    final_checkpoint,
-    last_complete_checkpoint,
-    train_data,
-)
+from leantrain.core.lifelong import Fits, Step, last_complete_checkpoint
 from leantrain.progress.dataset import (
     ProgressDataset,
     fit_texts,
@@ -38,7 +32,12 @@ from leantrain.progress.dataset import (
 from leantrain.progress.labels import NoProgressRows, split_files
 from leantrain.progress.loss import make_loss
 from leantrain.progress.metrics import make_compute_metrics
-from leantrain.progress.predictor import ProgressPredictor, check_base_model, load_pretrained
+from leantrain.progress.predictor import (
+    ProgressPredictor,
+    check_base_model,
+    load_pretrained,
+    resolve_model_dir,
+)
 from leantrain.progress.progress_config import ProgressConfig
 from leantrain.progress.summary import CONFIG_KEY as INPUT_KEY
 from leantrain.progress.summary import input_format_of
@@ -94,7 +93,7 @@ def _final_metrics(trainer: Any) -> dict[str, Any]:
     return metrics
 
 
-class ProgressTrainer:
+class ProgressTrainer(Fits):
     """Train the LeanProgress steps-remaining regressor.
 
     ``ProgressTrainer(data_path, model_name="tiny", output_dir="outputs", max_length=None,
@@ -108,6 +107,7 @@ class ProgressTrainer:
     """
 
     name = "progress"
+    evaluates_files = False  # one-off rows are no export: no per-repository scores
     score_key = "mae"
     higher_is_better = False
 
@@ -154,7 +154,7 @@ class ProgressTrainer:
     @classmethod
     def from_pretrained(cls, path: str | Path, **options: Any) -> ProgressTrainer:
         """A trainer that continues from a trained model directory or a run directory."""
-        model_dir = final_checkpoint(path, cls.name) or Path(path)
+        model_dir = resolve_model_dir(path)
         trainer = cls(model_name=str(model_dir), **options)
         trainer.load(model_dir)
         return trainer
@@ -356,40 +356,6 @@ class ProgressTrainer:
         return self.predictor().evaluate(
             self.load_rows(data if data is not None else self.last_data, split)
         )
-
-    def train(
-        self,
-        repos: Sequence[Any] | str | Path | None = None,
-        database: Any = None,
-        export_dir: str | Path | None = None,
-        *,
-        data_path: str | Path | None = None,
-    ) -> dict[str, Any]:
-        """Train; returns the engine's result ``{output_dir, per_repo, final, checkpoints,
-        model_dir, evals}``.
-
-        ``train()``: one step on ``config.data_path`` (or ``train(path)`` / ``data_path=…``).
-        ``train(repos, database, export_dir)`` (``database``: a ``leantrain.export.Database``,
-        its path, or LeanDojo-v2's ``DynamicDatabase``): lifelong — for each repository the
-        merged export of the repositories so far is written under ``export_dir`` and training
-        continues on it; ``<output_dir>/progress/NNN-<repo>/`` is the model after repository
-        NNN. A rerun skips finished steps and resumes a killed one. See
-        :func:`leantrain.core.lifelong.train_data`.
-        """
-        source = train_data(repos, database, data_path, self.config)
-        lifelong = "database" in source or Path(str(source["data"])).is_dir()
-        engine = LifelongEngine(
-            self.output_dir,
-            [self],
-            **source,
-            export_dir=export_dir or self.config.export_dir,
-            evaluate_each_repo=self.config.evaluate_each_repo and lifelong,  # not on rows
-            configs={self.name: config_to_dict(self.config)},
-            overwrite=self.config.overwrite,
-        )
-        result = engine.run()[self.name]
-        self.last_data = engine.last_data  # also when a rerun had nothing left to train
-        return result
 
     # -- prediction ----------------------------------------------------------------------------
     def predictor(self) -> ProgressPredictor:

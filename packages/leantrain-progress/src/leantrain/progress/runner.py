@@ -40,12 +40,14 @@ def make_data(args: MakeDataArgs) -> dict[str, Any]:
 
 
 def check_train(args: ProgressArguments) -> None:
-    """The base model's directory and a data *file*, checked before transformers is imported
-    (an export directory is read by the trainer: reading it twice would cost more than it
-    saves)."""
+    """The base model's directory, the database and a data *file*, checked before
+    transformers is imported (an export directory is read by the trainer: reading it twice
+    would cost more than it saves)."""
+    from leantrain.core.lifelong import check_database
     from leantrain.progress.predictor import check_base_model
 
     check_base_model(args.model_name)
+    check_database(args.database)
     if args.data_path is not None and not Path(args.data_path).is_dir():
         from leantrain.progress.dataset import load_progress_data
 

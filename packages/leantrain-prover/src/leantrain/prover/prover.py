@@ -268,6 +268,10 @@ class Prover:
         if progress_model is None and progress_path and not parallel:
             # before the generator: a missing extra or a bad path fails before the big load
             progress_model = load_progress(progress_path, cfg.device)
+        if tactic_generator is None and cfg.generator:  # its files, before torch loads
+            from leantrain.llm.model_loading import check_model
+
+            check_model(cfg.generator)
         self.progress = progress_model
         if premise_source is None and self.premise_settings.retriever is not None and not parallel:
             from leantrain.tactics import RetrievedPremises

@@ -35,6 +35,8 @@ def register() -> list[Command]:
                     "flags too (--max-steps, --max-epochs, --devices, --strategy, --precision …): "
                     "they fill trainer:.",
                     trainer="leantrain.retrieval.retrieval_trainer:RetrievalTrainer",
+                    light=(f"{_CFG}:TrainArgs", "leantrain.core.groups:LifelongData"),
+                    check=f"{_RUN}:check_train",
                     metrics=("R@1", "R@10", "MRR", "bm25_R@10", "reachable_fraction"),
                 ),
                 _sub(

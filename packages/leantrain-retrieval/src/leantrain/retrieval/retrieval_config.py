@@ -154,6 +154,13 @@ class ModelArgs(EncodeArgs, AllowCode):
 
 
 @dataclass
+class TrainArgs(
+    ModelArgs, RunArgs, defaults={"model_name": "tiny", "output_dir": "runs/retrieval"}
+):
+    """``retrieval train``'s model and run: read with the data before Lightning loads."""
+
+
+@dataclass
 class ExportArgs(DataArgs, defaults={"data_path": dataclasses.MISSING}):
     """The export directory a command reads (random/, novel_premises/, corpus.jsonl)."""
 
@@ -194,14 +201,7 @@ class IndexOutput(Settings):
 
 
 @dataclass
-class RetrievalConfig(
-    RetrieverArgs,
-    DataModuleArgs,
-    ModelArgs,
-    LifelongData,
-    RunArgs,
-    defaults={"model_name": "tiny", "output_dir": "runs/retrieval"},
-):
+class RetrievalConfig(RetrieverArgs, DataModuleArgs, TrainArgs, LifelongData):
     """A premise-retriever training run: the retriever's and the data's settings (flat, as
     users write them) plus the run's own and Lightning's ``trainer:`` section."""
 

@@ -20,15 +20,14 @@ import json
 import logging
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import lightning as L
 import torch
-from leantrain.core.config import config_to_dict
 from leantrain.core.errors import ConfigError, LeanTrainError, MissingDependencyError
-from leantrain.core.lifelong import LifelongEngine, Step, final_checkpoint, train_data
+from leantrain.core.lifelong import Fits, Step, find_model
 from leantrain.retrieval.datamodule import RetrievalDataModule
 from leantrain.retrieval.ewc import EWC
 from leantrain.retrieval.premise_retriever import PremiseRetriever
@@ -43,7 +42,7 @@ LAST_CKPT = "last.ckpt"
 
 def resolve_model_dir(path: str | Path) -> Path:
     """A saved retriever directory, given it or a run directory (its newest retriever)."""
-    return final_checkpoint(path, NAME) or Path(path)
+    return find_model(path, (NAME,)) or Path(path)
 
 
 class BestRetrieverCheckpoint(L.Callback):
@@ -100,7 +99,7 @@ class JsonlLog(L.Callback):
             self._write(trainer, "val_")
 
 
-class RetrievalTrainer:
+class RetrievalTrainer(Fits):
     """Trains the premise retriever; a :class:`~leantrain.core.lifelong.LifelongTrainer`."""
 
     name = NAME
@@ -115,40 +114,14 @@ class RetrievalTrainer:
         self.config = config
         self.output_dir = Path(config.output_dir)
         self.retriever: PremiseRetriever | None = None
+        self.last_data: Any = None  # the data of the last step train() ran or resumed
 
     # -- public API ---------------------------------------------------------------------------
-    def train(
-        self,
-        repos: Sequence[Any] | str | Path | None = None,
-        database: Any = None,
-        export_dir: str | Path | None = None,
-        *,
-        data_path: str | Path | None = None,
-    ) -> dict[str, Any]:
-        """Train on one export dir (``train(data_dir)``, ``train(data_path=…)``) or lifelong
-        (``train(repos, database, export_dir)``; ``repos``: ``"URL@COMMIT"`` strings or objects
-        with ``url`` and ``commit``, ``None``: the config's, else the database's curriculum; see
-        :func:`leantrain.core.lifelong.train_data`). Returns the engine's result:
-        ``{output_dir, per_repo, final, checkpoints, model_dir, evals}``."""
-        cfg = self.config
-        engine = LifelongEngine(
-            self.output_dir,
-            [self],
-            **train_data(repos, database, data_path, cfg),
-            export_dir=export_dir or cfg.export_dir,
-            evaluate_each_repo=cfg.evaluate_each_repo,
-            configs={NAME: config_to_dict(cfg)},
-            overwrite=cfg.overwrite,
-        )
-        result = engine.run()[NAME]
-        self._last_data = engine.last_data  # also when a rerun had nothing left to train
-        return result
-
     def train_step(self, step: Step) -> dict[str, Any]:
         """Fit on ``step.data`` from ``step.init_from`` (or the configured encoder); the best
         model by validation R@10, with its EWC consolidated, becomes the current one."""
         cfg = self.config
-        self._last_data = step.data  # what evaluate() defaults to after a lifelong run
+        self.last_data = step.data  # what evaluate() defaults to after a lifelong run
         L.seed_everything(cfg.seed + step.index, workers=True, verbose=False)
         model = self._start_model(step.init_from)
         data_args = dataclasses.replace(cfg.part(DataModuleArgs), seed=cfg.seed + step.index)
@@ -215,7 +188,7 @@ class RetrievalTrainer:
         trained (the merged export of a lifelong run)."""
         from leantrain.retrieval.evaluation import evaluate_retriever
 
-        last = getattr(self, "_last_data", None)
+        last = self.last_data
         given = (data, dataset_path, self.config.data_path, last)
         data = next((d for d in given if d is not None), None)
         if data is None:

@@ -57,23 +57,20 @@ def check_retriever(path: str | Path, *, flag: str = "--retriever") -> Path:
     """The saved retriever directory ``path`` names: itself, or the newest retriever of a
     leantrain retrieval run. A one-line :class:`ConfigError` naming ``flag`` when the path is
     missing or holds no retriever. Imports no torch."""
-    from leantrain.core.lifelong import final_checkpoint
+    from leantrain.core.lifelong import find_model
 
-    where = Path(path)
-    if not str(path).strip() or not where.exists():
+    if not str(path).strip() or not Path(path).exists():
         raise ConfigError(
             f"{flag} {path}: no such directory",
             hint="give a leantrain retrieval run (leantrain retrieval train --output-dir RUN) "
             "or a saved retriever directory",
         )
-    if (where / RETRIEVER_JSON).is_file():
-        return where
     try:
-        newest = final_checkpoint(where, "retrieval")
+        found = find_model(path, ("retrieval",), (RETRIEVER_JSON,))
     except Exception as e:  # an unreadable manifest: say which flag led to it
         raise ConfigError(f"{flag} {path}: {e}", hint="give a retrieval run or retriever") from e
-    if newest is not None and (newest / RETRIEVER_JSON).is_file():
-        return newest
+    if found is not None and (found / RETRIEVER_JSON).is_file():
+        return found
     raise ConfigError(
         f"{flag} {path}: not a premise retriever (no {RETRIEVER_JSON}, and not a retrieval run "
         "with a trained retriever)",

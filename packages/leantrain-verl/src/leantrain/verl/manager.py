@@ -29,7 +29,7 @@ from typing import Any
 from leantrain.core.atomic import atomic_write_json, atomic_write_text
 from leantrain.core.config import config_from_dict, resolve
 from leantrain.core.errors import CheckpointError, ConfigError, LeanTrainError
-from leantrain.core.lifelong import LifelongEngine, Step, train_data
+from leantrain.core.lifelong import Step, fit, train_data
 from leantrain.verl.algorithms import select_algorithm
 from leantrain.verl.config import LeantrainSection
 from leantrain.verl.core_algos import ENV, CustomAdvantage, find_advantage_function
@@ -376,17 +376,13 @@ class VERLTrainingManager:
             self.output_dir = Path(output_dir)
         source = train_data(repos, database, data_path)
         self.check_inputs(source.get("data"), source.get("database"))  # before the run dir
-        engine = LifelongEngine(
-            self.output_dir,
-            [self],
-            **source,
-            export_dir=export_dir,
+        result = fit(
+            self, repos, database, export_dir, data_path=data_path,
             configs={self.name: self._fingerprint()},
             overwrite=self.section.overwrite if overwrite is None else overwrite,
             evaluate_each_repo=evaluate_each_repo,
             output_flag="--output_dir",
-        )
-        result = engine.run()[self.name]
+        )  # fmt: skip
         if result.get("model_dir"):
             # the step's work dir (VERL's merged model) is gone: the saved checkpoint is current
             self.model_dir = Path(result["model_dir"])

@@ -145,9 +145,11 @@ class Pipeline:
     # -- run ------------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
         """Run (or resume) the pipeline; returns ``{run_dir, repos, results, report, summary}``."""
-        from leantrain.export import Database
+        from leantrain.export.database import open_checked
 
         cfg = self.config  # its sources were checked when it was built
+        if cfg.resolved_database.exists():  # a damaged file is one line before anything runs
+            open_checked(cfg.resolved_database).close()
         claim_output_dir(
             self.run_dir,
             kind="run",
@@ -155,7 +157,7 @@ class Pipeline:
             overwrite=cfg.overwrite,
         )
         imported = self._import_sources()
-        with Database(cfg.resolved_database, create=False) as db:
+        with open_checked(cfg.resolved_database) as db:
             order = self._order(db, imported)
             trainers = [build_trainer(t, getattr(cfg, t), cfg) for t in cfg.trainers]
             run_config = {

@@ -1,57 +1,28 @@
-"""The lifelong engine: the one loop that trains every model repository by repository.
-
-:class:`LifelongEngine` walks repositories in order. For each one it exports the merged data of
-the repositories so far *once* (``database.export_merged_data(repos_so_far, dir)``), hands every
-trainer a :class:`Step` (data directory, checkpoint to start from, where to keep resumable
-state), saves the trained model as ``<run_dir>/<trainer>/NNN-<repo slug>/`` (a directory that
-``from_pretrained`` of its kind loads), and records it in the run's one ``manifest.json``.
-Then it evaluates the model on the test split of every repository seen so far, which gives the
-accuracy matrix of continual learning (see :mod:`leantrain.core.forgetting`).
-
-A trainer implements :class:`LifelongTrainer` (train one step, evaluate on a data directory,
-save, load); it owns no loop. Every trainer's ``train(repos, database, export_dir, *, data_path)`` (see :func:`train_data`)
-is a thin call into this engine, and so is the pipeline.
-
-``database`` is anything with ``export_merged_data(repos, path)``: leantrain's ``Database`` or
-LeanDojo-v2's ``DynamicDatabase``. ``repos`` items are ``"URL@COMMIT"`` strings, names the
-database resolves (``database.get_repository(name).id``), or objects with ``url`` and
-``commit`` (LeanDojo's ``LeanGitRepo``). The engine imports nothing heavy: no torch, no SQLite.
-
-Run directory::
-
-    manifest.json            one per run: order, steps done, checkpoints (checksummed), evals
-    metrics.jsonl            one JSON event per line (step metrics, per-repo evaluations)
-    data/NNN_<slug>/         the merged export after repository NNN
-    data/eval/NNN_<slug>/    repository NNN's own val/test splits (fixed when it was added)
-    <trainer>/NNN-<slug>/    the model after repository NNN
-    <trainer>/work/NNN/      resumable state inside step NNN (deleted once the step is saved)
-    <trainer>/logs/NNN-<slug>.jsonl   per-step training logs of step NNN
-"""
+"""The lifelong engine: the one loop that trains every model repository by repository (see
+:mod:`leantrain.core.lifelong`)."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
-import os
-import re
 import shutil
-import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from leantrain.core.atomic import apply_umask_modes, atomic_directory, atomic_write_json
-from leantrain.core.errors import (
-    CheckpointError,
-    ConfigError,
-    DataError,
-    LeanTrainError,
-    MissingDependencyError,
-)
+from leantrain.core.atomic import apply_umask_modes, atomic_directory
+from leantrain.core.errors import CheckpointError, ConfigError, DataError, LeanTrainError
 from leantrain.core.events import EventLog, read_events
+from leantrain.core.lifelong.data import (
+    data_label,
+    open_database,
+    repo_id,
+    repo_slug,
+    step_name,
+    write_repo_eval_dir,
+)
+from leantrain.core.lifelong.protocol import LifelongTrainer, Step
+from leantrain.core.lifelong.ranks import is_main_process, wait_for
 from leantrain.core.manifest import (
     MANIFEST_NAME,
     CheckpointRecord,
@@ -59,282 +30,12 @@ from leantrain.core.manifest import (
     RunManifest,
     StepRecord,
 )
-from leantrain.core.output_dir import claim_output_dir, output_kind
+from leantrain.core.output_dir import claim_output_dir
 
 DATA_SUBDIR = "data"
 EVAL_SUBDIR = "eval"
 WORK_SUBDIR = "work"
 LOGS_SUBDIR = "logs"
-_SPLIT_DIRS = ("random", "novel_premises")
-_SHARED_FILES = ("corpus.jsonl", "traced_files.jsonl", "metadata.json")
-
-
-# -- the protocol ------------------------------------------------------------------------------
-@dataclass
-class Step:
-    """One step of lifelong training, as a trainer sees it.
-
-    ``data`` is the merged export of ``repos`` (``repo`` included) — or, for a one-off run, the
-    data the user gave (a directory, a file, a ``datasets.Dataset``). ``init_from`` is the
-    checkpoint to start from (``None``: the trainer's configured base model). ``work_dir`` is
-    where the trainer keeps resumable state inside the step (engine checkpoints, optimizer
-    state); a killed step resumes from it. ``log_file`` is where it appends its per-step logs
-    (one JSON object per line: ``{"step", "loss", ...}``), which the report plots; the console
-    is for people. ``callbacks`` are the caller's engine callbacks (e.g. HF ``TrainerCallback``).
-    """
-
-    index: int
-    repo: str
-    repos: list[str]
-    data: Any
-    init_from: Path | None
-    work_dir: Path
-    log_file: Path | None = None
-    callbacks: list[Any] = field(default_factory=list)
-
-
-@runtime_checkable
-class LifelongTrainer(Protocol):
-    """What the engine needs of a trainer. ``name`` is its directory under the run directory;
-    ``score_key`` / ``higher_is_better`` name the metric of its forgetting matrix."""
-
-    name: str
-    score_key: str
-    higher_is_better: bool
-
-    def train_step(self, step: Step) -> dict[str, Any]:
-        """Train on ``step.data`` starting from ``step.init_from``; return training metrics."""
-        ...
-
-    def evaluate(self, data: Any, split: str = "test") -> dict[str, float]:
-        """Metrics of the current model on ``split`` of ``data`` (an export directory)."""
-        ...
-
-    def save(self, path: Path) -> None:
-        """Write the current model to ``path`` in its engine's ``from_pretrained`` form."""
-        ...
-
-    def load(self, path: Path) -> None:
-        """Make the model saved at ``path`` the current one."""
-        ...
-
-
-# -- repositories ------------------------------------------------------------------------------
-def repo_id(item: Any, database: Any = None) -> str:
-    """``"URL@COMMIT"`` of a repository given as such a string, a name the database knows, or
-    an object with ``url`` and ``commit`` (LeanDojo's ``LeanGitRepo``)."""
-    if isinstance(item, str):
-        if database is not None and hasattr(database, "get_repository"):
-            return str(database.get_repository(item).id)
-        if "@" in item:
-            return item
-        raise ConfigError(
-            f"repository '{item}' is not 'URL@COMMIT'",
-            hint="give repositories as URL@COMMIT or objects with url and commit",
-        )
-    url, commit = getattr(item, "url", None), getattr(item, "commit", None)
-    if isinstance(url, str) and isinstance(commit, str):
-        return f"{url}@{commit}"
-    raise ConfigError(
-        f"cannot tell which repository {item!r} is",
-        hint="give 'URL@COMMIT' strings or objects with 'url' and 'commit' attributes",
-    )
-
-
-def repo_slug(repo: str) -> str:
-    """A short filesystem-safe name of a repository id (its URL's last path part)."""
-    url = repo.rpartition("@")[0] or repo
-    tail = url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", tail).strip("-")[:60] or "repo"
-
-
-def step_name(index: int, repo: str) -> str:
-    """``"003-mathlib4"``: the name of step ``index``'s checkpoint (sortable)."""
-    return f"{index:03d}-{repo_slug(repo)}"
-
-
-def open_database(database: Any) -> Any:
-    """``database`` itself when it has ``export_merged_data``; a path opens leantrain's SQLite
-    ``Database`` (from leantrain-export, which trainers do not depend on: the error says so)."""
-    if database is None or hasattr(database, "export_merged_data"):
-        return database
-    if isinstance(database, (str, Path)):
-        try:
-            from leantrain.export import Database
-        except ImportError:
-            raise MissingDependencyError(
-                f"database '{database}': reading a database path needs leantrain-export",
-                hint="pip install leantrain-export (or pass an object with export_merged_data)",
-            ) from None
-
-        db = Database(database, create=False)
-        try:  # a damaged file can pass the header checks: read its first table now
-            db.repo_row_ids(None)
-        except sqlite3.DatabaseError as e:
-            db.close()  # closing removes the -wal / -shm files opening made
-            raise DataError(
-                database,
-                f"the database is damaged ({e})",
-                hint="restore it from a backup, or import into a new file",
-            ) from None
-        return db
-    raise ConfigError(
-        f"database {database!r} has no export_merged_data(repos, path)",
-        hint="pass leantrain.export.Database(path), its path, or a LeanDojo-v2 DynamicDatabase",
-    )
-
-
-def train_data(repos: Any, database: Any, data_path: Any, config: Any = None) -> dict[str, Any]:
-    """The data keywords of :class:`LifelongEngine` for a trainer's ``train(repos=None,
-    database=None, export_dir=None, *, data_path=None)``, the one signature of every trainer:
-
-    * ``train(DIR_OR_DATASET)`` or ``train(data_path=…)``: one step on that data;
-    * ``train(repos, database, export_dir)`` (LeanDojo-v2's order; its third argument is where
-      the merged exports go): lifelong, repository by repository;
-    * ``train()``: the config's ``database`` (and ``repos``), else its ``data_path``.
-
-    Data given with a database is one line naming ``export_dir`` (LeanDojo-v2's ``data_path=``
-    keyword), as is a list of repositories without a database or no data at all."""
-    if database is None and repos is not None and not isinstance(repos, (list, tuple)):
-        if data_path is not None:
-            raise ConfigError("train(): the data is given twice", hint="give data_path= only")
-        data_path, repos = repos, None
-    if data_path is not None:
-        if database is not None:
-            raise ConfigError(
-                "train(): data_path is data to train on, and a database was given too",
-                hint="the merged exports of lifelong training go to export_dir=… "
-                "(LeanDojo-v2's third argument of train)",
-            )
-        return {"data": data_path}
-    database = database if database is not None else getattr(config, "database", None)
-    if database is not None and getattr(config, "data_path", None) is not None:
-        raise ConfigError(
-            "the config sets both database (lifelong, repository by repository) and data_path "
-            "(one step on that data)",
-            hint="keep one; the merged exports of lifelong training go to export_dir",
-        )
-    if database is None:
-        if repos is not None:
-            raise ConfigError(
-                "train(): a list of repos needs a database",
-                hint="pass database=… (--database lt.db)",
-            )
-        if getattr(config, "data_path", None) is None:
-            raise ConfigError(
-                "nothing to train on",
-                hint="give data_path (--data-path EXPORT_DIR), or a database (and repos) for "
-                "lifelong training",
-            )
-        return {"data": config.data_path}
-    repos = repos if repos is not None else getattr(config, "repos", None)
-    return {"database": database, "repos": list(repos) if repos else None}
-
-
-def is_main_process() -> bool:
-    """Global rank 0 (or not distributed): the one process that exports, saves and records."""
-    env = os.environ
-    return (
-        int(env.get("RANK", env.get("LOCAL_RANK", "0"))) == 0
-        and int(env.get("NODE_RANK", "0")) == 0
-    )
-
-
-def _wait_for(path: Path, timeout: float = 3600.0) -> None:
-    """Other ranks wait for rank 0 to write ``path`` (an export or a checkpoint)."""
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if time.monotonic() > deadline:
-            raise CheckpointError(f"{path}: rank 0 did not write it within {timeout:.0f} s")
-        time.sleep(0.5)
-
-
-def last_complete_checkpoint(work_dir: str | Path) -> Path | None:
-    """The newest ``checkpoint-N`` of a Hugging Face ``Trainer`` output dir that was written
-    to the end, or ``None``. The ``Trainer`` writes a checkpoint in place and its
-    ``trainer_state.json`` last: one without a readable state was cut off by a kill and is
-    removed (resuming from it fails), so training continues from the one before."""
-    from leantrain.core.schemas import read_json
-
-    work_dir = Path(work_dir)
-    if not work_dir.is_dir():
-        return None
-    found = []
-    for path in work_dir.iterdir():
-        match = re.fullmatch(r"checkpoint-(\d+)", path.name)
-        if match and path.is_dir():
-            found.append((int(match.group(1)), path))
-    for _, path in sorted(found, reverse=True):
-        try:
-            if isinstance(read_json(path / "trainer_state.json"), dict):
-                return path
-        except Exception:  # missing or torn: a checkpoint cut off by a kill
-            pass
-        shutil.rmtree(path, ignore_errors=True)
-    return None
-
-
-# -- per-repository evaluation splits ----------------------------------------------------------
-def write_repo_eval_dir(export_dir: Path, repo: str, out: Path) -> Path:
-    """Write ``repo``'s own val/test theorems of an export (both split strategies) to ``out``,
-    beside the export's corpus, so that a trainer's ``evaluate(out)`` scores that repository
-    alone. Theorems are matched by their ``url`` and ``commit`` fields."""
-    from leantrain.core.schemas import read_json
-
-    url, _, commit = repo.rpartition("@")
-    with atomic_directory(out) as tmp:
-        for strategy in _SPLIT_DIRS:
-            for split in ("val", "test"):
-                src = export_dir / strategy / f"{split}.json"
-                if not src.is_file():
-                    continue
-                rows = read_json(src)
-                if not isinstance(rows, list):
-                    raise DataError(src, "expected a JSON array of theorems")
-                mine = [
-                    r
-                    for r in rows
-                    if isinstance(r, dict) and r.get("url") == url and r.get("commit") == commit
-                ]
-                atomic_write_json(tmp / strategy / f"{split}.json", mine, indent=None)
-        for name in _SHARED_FILES:
-            src = export_dir / name
-            if src.is_file():
-                try:
-                    os.link(src, tmp / name)
-                except OSError:
-                    shutil.copyfile(src, tmp / name)
-    return out
-
-
-# -- one-off data ------------------------------------------------------------------------------
-def data_label(data: Any) -> str:
-    """The name of one-off training data in a run's ``order``: ``data:<absolute path>`` for a
-    path, ``dataset@<SHA-256 of the rows>`` for in-memory data (a ``datasets.Dataset`` or a list
-    of rows). A rerun into the same run directory with other data is refused by name, like a
-    rerun on other repositories, instead of returning the old result."""
-    if isinstance(data, (str, Path)):
-        return f"data:{Path(data).resolve()}"
-    return f"dataset@{content_fingerprint(data)}"
-
-
-def content_fingerprint(data: Any) -> str:
-    """Hex SHA-256 of in-memory rows: a ``datasets.Dataset`` (read in batches, whatever its
-    format) or a list / tuple of JSON-like rows. Anything else is a :class:`ConfigError`."""
-    if hasattr(data, "column_names") and hasattr(data, "with_format"):  # datasets.Dataset
-        batches: Iterable[Any] = data.with_format(None).iter(batch_size=1024)
-    elif isinstance(data, (list, tuple)):
-        batches = (data[i : i + 1024] for i in range(0, len(data), 1024))
-    else:
-        raise ConfigError(
-            f"cannot tell in-memory data of type {type(data).__name__} apart from other data",
-            hint="pass a datasets.Dataset, a list of rows, or the path of an export or a file",
-        )
-    digest = hashlib.sha256()
-    for batch in batches:
-        digest.update(json.dumps(batch, sort_keys=True, ensure_ascii=False, default=repr).encode())
-        digest.update(b"\n")
-    return digest.hexdigest()
 
 
 # -- the engine --------------------------------------------------------------------------------
@@ -463,7 +164,7 @@ class LifelongEngine:
         start one. Other ranks wait for rank 0's."""
         path = self.run_dir / MANIFEST_NAME
         if not self.main:
-            _wait_for(path)
+            wait_for(path)
             return RunManifest.load(self.run_dir)
         claim_output_dir(self.run_dir, kind="run", flag=self.output_flag, overwrite=self.overwrite)
         if not path.is_file():
@@ -531,7 +232,7 @@ class LifelongEngine:
         if all(self._done(t.name, index) for t in self.trainers):
             return out
         if not self.main:
-            _wait_for(out)
+            wait_for(out)
             return out
         if manifest.exports.get(index) != str(out) or not out.is_dir():
             if not self._prepared and hasattr(self.database, "prepare_lifelong"):
@@ -754,7 +455,7 @@ class LifelongEngine:
         manifest = self.manifest
         if not self.main:
             path = manifest.checkpoint_path(checkpoint)
-            _wait_for(path)
+            wait_for(path)
             return path
         return manifest.verify_checkpoint(checkpoint)
 
@@ -829,19 +530,3 @@ def _changed(old: Any, new: Any) -> list[str]:
         keys = sorted((set(old) | set(new)) - UNTRACKED_KEYS)
         return [k for k in keys if old.get(k) != new.get(k)]
     return [] if old == new else [""]
-
-
-def final_checkpoint(run_dir: str | Path, trainer: str | None = None) -> Path | None:
-    """The newest model a run directory holds (of ``trainer``, or of its only trainer), or
-    ``None`` when ``run_dir`` is not a leantrain run (its ``.leantrain`` marker says so: a model
-    directory may hold a ``manifest.json`` of its own). Lets ``--model runs/sft`` name a run."""
-    run_dir = Path(run_dir)
-    if output_kind(run_dir) != "run" or not (run_dir / MANIFEST_NAME).is_file():
-        return None
-    manifest = RunManifest.load(run_dir)
-    if trainer is None:
-        if len(manifest.trainers) != 1:
-            return None
-        trainer = manifest.trainers[0]
-    steps = manifest.trained_steps(trainer)
-    return manifest.checkpoint_path(steps[-1].checkpoint) if steps else None
