@@ -22,24 +22,14 @@ def test_register_imports_nothing_heavy():
 @pytest.mark.slow
 def test_cli_sft_then_eval(lean4_example, tmp_path, capsys):
     out = tmp_path / "sft"
-    assert (
-        main(
-            [
-                "sft",
-                "--model",
-                "tiny",
-                "--data",
-                str(lean4_example),
-                "--output-dir",
-                str(out),
-                "--max-steps",
-                "3",
-                "--evaluate-each-repo",
-                "false",
-            ]
-        )
-        == 0
-    )
+    argv = ["sft", "--model", "tiny", "--data", str(lean4_example), "--output-dir", str(out)]
+    argv += ["--max-steps", "3", "--evaluate-each-repo", "false"]
+    # lean4-example's test statements are renamed copies of training ones: the guard refuses
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "occur in an evaluation set" in err and "--allow-contamination" in err
+    assert not (out / "sft").exists()
+    assert main([*argv, "--allow-contamination"]) == 0
 
     assert (out / "sft" / f"000-{lean4_example.name}" / "model.safetensors").is_file()
     assert json.loads(capsys.readouterr().out)["model_dir"]  # stdout is the result's JSON only
@@ -90,6 +80,7 @@ def test_run_dict_entry_point(sft_rows, lean4_example, tmp_path):
             "output_dir": str(tmp_path / "r"),
             "max_steps": 2,
             "evaluate_each_repo": False,
+            "allow_contamination": True,  # its test statements repeat training ones
         }
     )
     assert result["final"]["global_step"] == 2
