@@ -47,7 +47,9 @@ def _run(tmp_path: Path, *, sources: list[str], baselines: bool = True) -> Path:
     events = EventLog(run)
     for index, repo in enumerate((A, B)):
         for trainer in TRAINERS:
-            events.write("step", trainer=trainer, repo=repo, repo_index=index, metrics=STEP[trainer])
+            events.write(
+                "step", trainer=trainer, repo=repo, repo_index=index, metrics=STEP[trainer]
+            )
     if baselines:  # step 1's cells only for sft: a run killed while measuring baselines
         cells = {t: {"0": BASE[t]} for t in TRAINERS}
         cells["sft"]["1"] = {"eval_loss": 2.0, "top1_accuracy": 0.0, "top4_accuracy": 0.25}
@@ -117,7 +119,7 @@ def test_baselines_are_recorded_cell_by_cell_and_never_recomputed(tmp_path, monk
     monkeypatch.setattr(baselines_module, "_evaluator", fake)
 
     class Config:
-        trainers = ["sft", "retrieval", "progress", "prove", "other"]
+        trainers = ("sft", "retrieval", "progress", "prove", "other")
 
     started: list[bool] = []
     done = record_baselines(Config(), run, on_start=lambda: started.append(True))
