@@ -25,13 +25,19 @@ B = "https://github.com/x/beta@" + "b" * 40
 TRAINERS = ["sft", "retrieval", "progress", "prove"]
 STEP = {
     "sft": {"test_eval_loss": 2.5, "test_top1_accuracy": 0.0, "test_top4_accuracy": 0.25},
-    "retrieval": {"test_R@1": 0.2, "test_R@10": 0.5, "test_MRR": 0.3, "test_bm25_R@10": 0.8},
+    "retrieval": {
+        "test_R@1": 0.2,
+        "test_R@10": 0.5,
+        "test_MRR": 0.3,
+        "test_bm25_R@10": 0.8,
+        "test_reachable_fraction": 1.0,
+    },
     "progress": {"test_mse": 9.0, "test_mae": 2.0, "test_within_1": 0.3},
     "prove": {"test_proved": 1, "test_attempted": 4, "test_replay_proof_rate": 0.25},
 }
 BASE = {
     "sft": {"eval_loss": 5.0, "top1_accuracy": 0.0, "top4_accuracy": 0.5},
-    "retrieval": {"R@1": 0.1, "R@10": 0.4, "MRR": 0.35},
+    "retrieval": {"R@1": 0.1, "R@10": 0.4, "MRR": 0.35, "reachable_fraction": 1.0},
     "progress": {"median": 3.0, "mse": 12.0, "mae": 1.5, "within_1": 0.4},
     "prove": {"proved": 0, "attempted": 4, "replay_proof_rate": 0.0},
 }
@@ -72,8 +78,8 @@ def test_each_metric_is_shown_beside_its_baselines_with_a_mark_where_the_model_w
     # the retriever beside its untrained encoder and BM25 (BM25 no longer a metric of its own)
     assert _row(rows, "alpha", "retrieval") == (
         "test_R@1 0.2000 (untrained 0.1000 ✓), test_R@10 0.5000 (untrained 0.4000 ✓, "
-        "BM25 0.8000), test_MRR 0.3000 (untrained 0.3500)"
-    )
+        "BM25 0.8000), test_MRR 0.3000 (untrained 0.3500), test_reachable_fraction 1.0000"
+    )  # the fraction of reachable premises is the data's: no baseline
     # step 1 has no untrained cell yet: BM25 alone
     assert "test_R@10 0.5000 (BM25 0.8000)" in _row(rows, "beta", "retrieval")
     # the progress model beside the median predictor: MSE lower wins, MAE higher loses

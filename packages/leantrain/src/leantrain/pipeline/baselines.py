@@ -5,7 +5,7 @@ After the lifelong run, on the merged test split of each step (the split the sum
 * the generator (``sft``, ``grpo``): the **untrained generator** — the configured base model
   before any step (saved once as ``<run_dir>/baselines/generator``), evaluated with each
   trainer's own evaluation settings (eval loss, top-k accuracy);
-* ``retrieval``: the **untrained encoder** (BM25 is measured beside the trained model already:
+* ``retrieval``: the **untrained encoder**, initialised as step 0's (BM25 is measured beside the trained model already:
   its ``bm25_`` keys);
 * ``progress``: the **median predictor** (the median steps remaining of the step's training
   rows, predicted for every row);
@@ -64,9 +64,11 @@ def _generator(name: str, cfg: Any, run_dir: Path) -> Evaluate:
 
 
 def _retrieval(cfg: Any, run_dir: Path) -> Evaluate:
+    import lightning as L
     from leantrain.pipeline.pipeline import build_trainer
 
     trainer = build_trainer("retrieval", cfg.retrieval, cfg)
+    L.seed_everything(cfg.retrieval.seed, verbose=False)  # as step 0 seeds it: the same start
     trainer.retriever = trainer._start_model(None)  # the configured encoder, untrained
 
     def evaluate(data: Path, split: str) -> dict[str, Any]:

@@ -243,6 +243,9 @@ def proof_cell(metrics: dict[str, Any], prefix: str = "") -> str:
 LOWER_IS_BETTER = ("loss", "mse", "mae")
 """A metric whose name holds one of these is better lower (eval loss, MSE, MAE)."""
 
+DATA_METRICS = ("reachable_fraction",)
+"""Metrics of the data rather than the model: shown without baselines."""
+
 BASELINE_NOTE = (
     "In parentheses, on the same split: untrained — the configured model before any training "
     "(the generator's, the retriever's encoder); BM25; median — the median predictor of steps "
@@ -268,6 +271,8 @@ def _beside(trainer: str, key: str, flat: dict[str, Any], base: dict[str, Any]) 
     from leantrain.pipeline.baselines import LABELS
 
     name = key.removeprefix("test_")
+    if name in DATA_METRICS:
+        return f"{key} {_fmt(flat[key])}"
     others = [(LABELS.get(trainer, "baseline"), base.get(name))]
     if trainer == "retrieval":
         others.append(("BM25", flat.get(key.replace(name, f"bm25_{name}"))))
