@@ -10,13 +10,16 @@ checks (devices, accelerator, strategy …) run when the config is built. Each f
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import difflib
 import functools
+import importlib.util
 import inspect
 import logging
 from collections.abc import Mapping
 from datetime import timedelta
+from pathlib import Path
 from typing import Annotated, Any
 
 from annotated_types import Gt
@@ -53,8 +56,29 @@ LIMITS: dict[str, Any] = {
 
 @functools.cache
 def trainer_parameters() -> tuple[str, ...]:
-    """The keyword arguments of ``lightning.Trainer``."""
-    return tuple(f.name for f in dataclasses.fields(_signature_class()))
+    """The keyword arguments of ``lightning.Trainer``: read from its source file when it is
+    found (the parser names them as flags, and importing Lightning, hence torch, would make
+    every refusal of a bad flag wait for it), else from the imported signature."""
+    return _source_parameters() or tuple(f.name for f in dataclasses.fields(_signature_class()))
+
+
+def _source_parameters() -> tuple[str, ...]:
+    """``Trainer.__init__``'s argument names from ``lightning/pytorch/trainer/trainer.py``,
+    without importing it; ``()`` when the file is not where Lightning keeps it."""
+    spec = importlib.util.find_spec("lightning")  # a top-level package: found, not imported
+    if spec is None or not spec.submodule_search_locations:
+        return ()
+    path = Path(next(iter(spec.submodule_search_locations))) / "pytorch" / "trainer" / "trainer.py"
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return ()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "Trainer":
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                    return tuple(a.arg for a in [*item.args.args[1:], *item.args.kwonlyargs])
+    return ()
 
 
 @functools.cache

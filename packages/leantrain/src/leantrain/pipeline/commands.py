@@ -105,7 +105,7 @@ def _print_summary(result: dict[str, Any], quiet: bool, jsonl: bool) -> None:
             json.dumps(
                 {
                     "kind": "result",
-                    **{k: result[k] for k in ("run_dir", "repos", "report", "summary")},
+                    **{k: result[k] for k in ("run_dir", "repos", "report", "summary", "notes")},
                 },
                 ensure_ascii=False,
             )
@@ -122,6 +122,8 @@ def _print_summary(result: dict[str, Any], quiet: bool, jsonl: bool) -> None:
     console = Console()
     if not quiet:
         console.print(table)
+        for note in result.get("notes", []):
+            console.print(note, highlight=False)
     console.print(f"report: {result['report']}")
 
 

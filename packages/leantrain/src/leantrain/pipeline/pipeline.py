@@ -2,7 +2,9 @@
 one lifelong engine (:class:`leantrain.core.lifelong.LifelongEngine`) with every configured
 trainer — SFT → GRPO (from that repository's SFT model) → retrieval → progress, then optionally
 the ``prove`` stage (:mod:`leantrain.pipeline.prove_stage`: the replay proof rate of that
-repository's models on every repository so far) — and render the report. A killed run re-run with the same config resumes where it stopped and never redoes
+repository's models on every repository so far) — then measure the baselines
+(:mod:`leantrain.pipeline.baselines`: the untrained models, BM25, the median predictor) and
+render the report. A killed run re-run with the same config resumes where it stopped and never redoes
 finished work; the run directory holds one manifest for all of it.
 """
 
@@ -22,6 +24,7 @@ from leantrain.core.lifelong import LifelongEngine, repo_slug
 from leantrain.core.manifest import RunManifest
 from leantrain.core.output_dir import check_output_dir, claim_output_dir
 from leantrain.core.schemas import read_json
+from leantrain.pipeline.baselines import record_baselines
 from leantrain.pipeline.pipeline_config import (
     IMPORTS_NAME,
     PROVE,
@@ -30,7 +33,7 @@ from leantrain.pipeline.pipeline_config import (
     trainer_class,
     trainer_names,
 )
-from leantrain.pipeline.report import render_report, summary_rows
+from leantrain.pipeline.report import render_report, summary_notes, summary_rows
 
 
 def _short(repo: str) -> str:
@@ -144,7 +147,8 @@ class Pipeline:
 
     # -- run ------------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
-        """Run (or resume) the pipeline; returns ``{run_dir, repos, results, report, summary}``."""
+        """Run (or resume) the pipeline; returns ``{run_dir, repos, results, report, summary,
+        notes}`` (``notes``: the lines under the summary table)."""
         from leantrain.export.database import open_checked
 
         cfg = self.config  # its sources were checked when it was built
@@ -201,6 +205,9 @@ class Pipeline:
                 steps = RunManifest.load(self.run_dir).steps
                 counter["done"] = sum(1 for s in steps if s.status == "done")
             results = engine.run()
+        record_baselines(
+            cfg, self.run_dir, on_start=lambda: self.progress("baselines", total, total)
+        )
         self._record_forgetting()
         per_repo: dict[str, dict[str, Any]] = {}
         for name, result in results.items():
@@ -216,6 +223,7 @@ class Pipeline:
             "trainers": results,
             "report": str(report),
             "summary": summary_rows(self.run_dir),
+            "notes": summary_notes(self.run_dir),
         }
 
     def _record_forgetting(self) -> None:

@@ -240,22 +240,101 @@ def proof_cell(metrics: dict[str, Any], prefix: str = "") -> str:
     return "—" if shown is None or key is None else f"{key.replace('_', ' ')} {shown}"
 
 
+LOWER_IS_BETTER = ("loss", "mse", "mae")
+"""A metric whose name holds one of these is better lower (eval loss, MSE, MAE)."""
+
+DATA_METRICS = ("reachable_fraction",)
+"""Metrics of the data rather than the model: shown without baselines."""
+
+BASELINE_NOTE = (
+    "In parentheses, on the same split: untrained — the configured model before any training "
+    "(the generator's, the retriever's encoder); BM25; median — the median predictor of steps "
+    "remaining; ✓ where the trained model beats that baseline."
+)
+SAMPLE_NOTE = (
+    "This run is the shipped sample: tiny models trained for seconds on three toy "
+    "repositories, to show the pipeline work and learn — not a prover's quality; figures "
+    "of real models are in QUALITY.md."
+)
+
+
+def _beats(key: str, trained: Any, baseline: Any) -> bool:
+    if not (_number(trained) and _number(baseline)):
+        return False
+    lower = any(word in key.lower() for word in LOWER_IS_BETTER)
+    return trained < baseline if lower else trained > baseline
+
+
+def _beside(trainer: str, key: str, flat: dict[str, Any], base: dict[str, Any]) -> str:
+    """``key value`` of a trained model, with its baselines in parentheses (``✓`` where it
+    beats one)."""
+    from leantrain.pipeline.baselines import LABELS
+
+    name = key.removeprefix("test_")
+    if name in DATA_METRICS:
+        return f"{key} {_fmt(flat[key])}"
+    others = [(LABELS.get(trainer, "baseline"), base.get(name))]
+    if trainer == "retrieval":
+        others.append(("BM25", flat.get(key.replace(name, f"bm25_{name}"))))
+    shown = [
+        f"{label} {_fmt(v)}{' ✓' if _beats(name, flat[key], v) else ''}"
+        for label, v in others
+        if _number(v)
+    ]
+    text = f"{key} {_fmt(flat[key])}"
+    return f"{text} ({', '.join(shown)})" if shown else text
+
+
 def summary_rows(run_dir: str | Path) -> list[dict[str, str]]:
-    """One row per (repository, trainer) with the key metrics, formatted (the ``prove`` row:
-    the replay proof rate on the merged test split, proved / attempted)."""
+    """One row per (repository, trainer) with the key metrics, formatted, each beside its
+    baselines (:mod:`leantrain.pipeline.baselines`; the retriever's also beside BM25) where
+    the run has them (the ``prove`` row: the replay proof rate on the merged test split,
+    proved / attempted, beside the untrained generator's)."""
+    from leantrain.pipeline.baselines import LABELS, run_baselines
+
     metrics, repos = collect(run_dir)
+    baselines = run_baselines(run_dir)
+    order = _order(run_dir)
     rows = []
     for repo in repos:
+        index = str(order.index(repo)) if repo in order else None
         for trainer, flat in ((t, metrics[t].get(repo)) for t in metrics):
             if flat is None:
                 continue
+            base = baselines.get(trainer, {}).get(index or "", {})
             if trainer == "prove" and _rate_key(flat, "test_"):
                 shown = proof_cell(flat, "test_")
+                untrained = _proved_of(base)
+                if untrained is not None:
+                    key = _rate_key(flat, "test_") or ""
+                    mark = " ✓" if _beats(key, flat["test_" + key], base.get(key)) else ""
+                    shown += f" ({LABELS[trainer]} {untrained}{mark})"
             else:
                 keys = key_metrics(trainer, flat) or list(flat)[:4]
-                shown = ", ".join(f"{k} {_fmt(flat[k])}" for k in keys)
+                if trainer == "retrieval":  # BM25 is shown beside each of the retriever's
+                    keys = [k for k in keys if "bm25_" not in k] or keys
+                shown = ", ".join(_beside(trainer, k, flat, base) for k in keys)
             rows.append({"repo": _short(repo), "trainer": trainer, "metrics": shown})
     return rows
+
+
+def _order(run_dir: str | Path) -> list[str]:
+    if not (Path(run_dir) / "manifest.json").is_file():
+        return []
+    return list(RunManifest.load(run_dir).order)
+
+
+def summary_notes(run_dir: str | Path) -> list[str]:
+    """The lines under the summary table: what the parentheses hold (a run with baselines)
+    and, for a run of the shipped sample alone (the demo), what it is."""
+    from leantrain.pipeline.baselines import run_baselines
+
+    notes = [BASELINE_NOTE] if run_baselines(run_dir) else []
+    if (Path(run_dir) / "manifest.json").is_file():
+        pipeline = RunManifest.load(run_dir).config.get("pipeline") or {}
+        if pipeline.get("sources") == ["sample"]:
+            notes.append(SAMPLE_NOTE)
+    return notes
 
 
 def proof_matrix(run_dir: str | Path) -> tuple[list[str], list[list[dict[str, Any]]]]:
@@ -339,6 +418,8 @@ def render_report(run_dir: str | Path) -> Path:
         "|---|---|---|",
     ]
     lines += [f"| {r['repo']} | {r['trainer']} | {r['metrics']} |" for r in summary_rows(run_dir)]
+    for note in summary_notes(run_dir):
+        lines += ["", note]
     if forgetting:
         lines += [
             "",
