@@ -99,3 +99,17 @@ def statement_hash(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(normalize_statement(text).encode("utf-8")).hexdigest()[:16]
+
+
+def statement_end(text: str) -> int:
+    """Where the top-level ``:=`` of a declaration is (outside brackets; -1 when there is
+    none)."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([{⦃⟨":
+            depth += 1
+        elif ch in ")]}⦄⟩":
+            depth -= 1
+        elif ch == ":" and depth == 0 and text.startswith(":=", i):
+            return i
+    return -1

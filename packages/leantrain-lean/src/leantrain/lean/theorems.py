@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from leantrain.core.errors import DataError
+from leantrain.core.lean_text import statement_end
 from leantrain.lean.contract import LeanTheorem
 
 _HEADER_LINE = re.compile(r"^\s*(?:import|open|set_option|universe|variable|--)\b|^\s*$")
@@ -112,25 +113,12 @@ def _offset(lines: list[str], pos: tuple[int, int] | list[int]) -> int:
     return sum(len(x) for x in lines[: line - 1]) + max(column - 1, 0)
 
 
-def _statement_end(text: str) -> int:
-    """Where the top-level ``:=`` of a declaration is (-1 when there is none)."""
-    depth = 0
-    for i, ch in enumerate(text):
-        if ch in "([{⦃⟨":
-            depth += 1
-        elif ch in ")]}⦄⟩":
-            depth -= 1
-        elif ch == ":" and depth == 0 and text.startswith(":=", i):
-            return i
-    return -1
-
-
 def split_theorem_text(text: str) -> tuple[str, str, str] | None:
     """``(header, statement, proof)`` of a whole theorem text (``import …`` lines, then
     ``theorem foo … := proof``): the statement up to the top-level ``:=`` (excluded), the
     proof after it; ``None`` when ``text`` holds no declaration with a ``:=``."""
     header, decl = split_statement(text)
-    end = _statement_end(decl)
+    end = statement_end(decl)
     if end < 0 or not re.match(r"^(?:@\[|private|protected|theorem|lemma|example)", decl):
         return None
     return header, decl[:end].rstrip(), decl[end + 2 :].strip()
@@ -146,7 +134,7 @@ def theorem_from_source(
     lines = source.splitlines(keepends=True)
     begin = _offset(lines, start)
     decl = source[begin:]
-    end = _statement_end(decl)
+    end = statement_end(decl)
     if end < 0:
         raise ValueError("no ':=' after the declaration (a 'where' or match proof?)")
     short = name.rsplit(".", 1)[-1]

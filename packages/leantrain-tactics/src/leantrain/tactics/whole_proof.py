@@ -42,6 +42,7 @@ from leantrain.core.lean_text import (
     _DECL,
     contains_sorry,
     normalize_statement,
+    statement_end,
     statement_hash,
     tactics_proof,
 )
@@ -239,19 +240,6 @@ _FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|$)", re.DOTALL)
 _HEADER_LINE = re.compile(r"^\s*(?:import|open|set_option|namespace|section|universe)\b")
 
 
-def _after_assign(text: str) -> str | None:
-    """What follows the first ``:=`` outside brackets, or ``None`` without one."""
-    depth = 0
-    for i, ch in enumerate(text):
-        if ch in "([{⦃⟨":
-            depth += 1
-        elif ch in ")]}⦄⟩":
-            depth -= 1
-        elif ch == ":" and depth == 0 and text.startswith(":=", i):
-            return text[i + 2 :]
-    return None
-
-
 def extract_proof(text: str) -> str:
     """The proof in a generated reply: the body of its first code fence when it has one; a
     repeated header and statement (``theorem foo … :=``) dropped; ends stripped. ``""`` when
@@ -263,8 +251,8 @@ def extract_proof(text: str) -> str:
         lines.pop(0)
     body = "\n".join(lines)
     if _DECL.match(body.lstrip()):
-        rest = _after_assign(body)
-        body = "" if rest is None else rest
+        end = statement_end(body)
+        body = "" if end < 0 else body[end + 2 :]
     return body.strip()
 
 
