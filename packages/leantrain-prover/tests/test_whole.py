@@ -210,3 +210,15 @@ def test_the_k_proofs_of_a_theorem_go_to_lean_in_one_batch(tmp_path):
     first = [("mathd_numbertheory_188", "norm_num"), ("mathd_numbertheory_188", "simp")]
     assert backend.batches == [first, [("f", "skip")] * 3]
     assert summary["pass@1"] == pytest.approx((1 / 3 + 0) / 2)
+
+
+def test_summary_ledger_and_pass_at_k_are_the_whole_proof_figures(tmp_path, nat_basics):
+    summary = prove_whole(_cfg(tmp_path, nat_basics), sampler=Scripted(REPLIES))
+    # pass@k over each theorem's k sampled proofs, not over one "search" per theorem
+    assert summary["pass_at_k"]["pass@1"] == pytest.approx(5 / 9)
+    assert summary["pass_at_k"]["pass@3"] == 1.0 and summary["pass_at_k_theorems"] == 3
+    assert "searches" not in summary
+    ledger = summary["ledger"]
+    assert ledger["tokens_generated"] == summary["tokens"] > 0
+    assert ledger["wall_s"] == ledger["search_s"] == summary["time_s"]
+    assert ledger["lean_calls"] == summary["lean_calls"] and "expansions" not in ledger

@@ -84,7 +84,7 @@ def check_first(settings: Any, *, rl: bool = False) -> None:
     """The model directory and the database checked (their files read), then the first usable
     example of ``settings.data_path`` (``DataError`` naming the file if none), before TRL and
     transformers are imported (tens of seconds); in ``mode`` whole, the first whole-proof
-    example."""
+    example; then the contamination guard on a one-off run's data."""
     from leantrain.core.lifelong import check_database
     from leantrain.llm.model_loading import check_model
 
@@ -104,6 +104,10 @@ def check_first(settings: Any, *, rl: bool = False) -> None:
 
         create = create_rl_dataset if rl else create_sft_dataset
         create(settings.data_path, split, 1, config=dataset_config(settings, max_samples=1))
+    if settings.data_path is not None and hasattr(settings, "eval_set"):  # training: first
+        from leantrain.llm.training_data import guard
+
+        guard(settings.data_path, settings)
 
 
 def check_first_rl(settings: Any, lean: Any = None) -> None:

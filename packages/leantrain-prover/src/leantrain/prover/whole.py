@@ -40,7 +40,7 @@ from leantrain.lean.soundness import Verdict, judge, screen_proof
 from leantrain.prover.passk import pass_at_k_table
 from leantrain.prover.prover_config import ProverConfig
 from leantrain.prover.results import ResultStore
-from leantrain.prover.summary import summarize
+from leantrain.prover.summary import ledger, summarize
 from leantrain.tactics.whole_proof import (
     WHOLE_PROOF_SYSTEM_PROMPT,
     extract_proof,
@@ -222,12 +222,16 @@ class WholeResultStore(ResultStore):
 def summarize_whole(rows: Sequence[Mapping[str, Any]], metric: str) -> dict[str, Any]:
     """The step-wise summary's counts (proved at least once), pass@1…k (``replay_pass@k``
     under replay: a lower bound) and the costs, summed over theorems."""
-    base = summarize(rows, metric)
-    for key in ("mean_expansions", "mean_tactics_tried", "tactics_cut_off", "rejected"):
+    base = summarize(rows, metric)  # its pass@k, searches and ledger are step-wise: redone
+    for key in ("mean_expansions", "mean_tactics_tried", "tactics_cut_off", "rejected", "searches"):
         base.pop(key, None)
     table = pass_at_k_table([(str(r["id"]), r["outcomes"]) for r in rows]) if rows else {}
     prefix = "replay_" if metric.startswith("replay") else ""
     base.update({prefix + k: v for k, v in table.items()})
+    base.update(pass_at_k=table, pass_at_k_theorems=len(rows))
+    costs = [{**r, "wall_s": r.get("time_s"), "tokens_generated": r.get("tokens")} for r in rows]
+    base["ledger"] = ledger(costs, base["proved"])
+    base["ledger"].pop("expansions")  # no search tree
     for key in ("time_s", "generator_time_s", "backend_time_s"):
         base[key] = round(sum(float(r.get(key, 0.0)) for r in rows), 4)
     for key in ("lean_calls", "tokens", "proofs_cut_off"):
