@@ -434,3 +434,24 @@ def test_the_weight_sweep_needs_a_progress_model(nat_basics, monkeypatch):
             [0.0],
             tactic_generator=ScriptedGenerator({}),
         )
+
+
+def test_the_default_engine_cache_is_written_into_a_claimed_run_dir(monkeypatch, tmp_path):
+    """``--engine ct2`` without ``--engine-cache`` converts into OUTPUT_DIR/engine-cache: the
+    run directory is claimed first, so its results may follow (it was refused as "holds files
+    leantrain did not write")."""
+    from leantrain.prover import engines
+    from leantrain.prover import prover as prover_module
+    from leantrain.prover.prover_config import ProverConfig
+    from leantrain.prover.results import ResultStore
+
+    def fake_load(engine, name, *, cache_dir, **options):
+        (cache_dir / "converted").mkdir(parents=True)
+        return object()
+
+    monkeypatch.setattr(engines, "load_generator", fake_load)
+    out = tmp_path / "pk"
+    cfg = ProverConfig(generator="tiny", engine="ct2", output_dir=str(out))
+    prover_module.load_generator(cfg, None, None)
+    assert (out / "engine-cache" / "converted").is_dir()
+    ResultStore(str(out), cfg.tracked(), "replay proof rate", {}).open()  # the results follow

@@ -92,6 +92,12 @@ def load_generator(
     one place a prover or the shared generation service of Ray workers builds it)."""
     from leantrain.prover import engines
 
+    if config.engine != "hf" and not config.engine_cache and config.output_dir:
+        # the cache goes into the run directory: claimed first, so the results may follow it
+        from leantrain.core.output_dir import claim_output_dir
+        from leantrain.prover.results import OUTPUT_KIND
+
+        claim_output_dir(config.output_dir, kind=OUTPUT_KIND)
     return engines.load_generator(
         config.engine,
         config.generator,
