@@ -270,7 +270,8 @@ class ProverConfig(
 def finalize(config: ProverConfig) -> ProverConfig:
     """Fill the settings ``config.preset`` names and ``config`` does not give (from the command
     line: its flags or ``--config`` file; from Python: those at their default), then refuse
-    ``attempts > 1`` under beam search (every attempt would be the same search). Idempotent."""
+    ``attempts > 1`` under beam search (every attempt would be the same search; whole-proof
+    mode always samples). Idempotent."""
     from leantrain.core.parser import given
 
     if config.preset is not None:
@@ -282,7 +283,7 @@ def finalize(config: ProverConfig) -> ProverConfig:
         for key, value in PRESETS[config.preset].items():
             if key not in named:
                 setattr(config, key, value)
-    if config.attempts > 1 and config.decoding == "beam":
+    if config.attempts > 1 and config.decoding == "beam" and config.mode == "tactic":
         raise ConfigError(
             f"--attempts {config.attempts} with --decoding beam: beam search is deterministic, "
             "so every attempt would be the same search",

@@ -95,8 +95,7 @@ def _progress(cfg: Any, run_dir: Path) -> Evaluate:
 
 def _prove(cfg: Any, run_dir: Path) -> Evaluate:
     from leantrain.pipeline.pipeline import build_trainer
-    from leantrain.pipeline.prove_stage import SUMMARY_KEYS
-    from leantrain.prover import Prover
+    from leantrain.pipeline.prove_stage import build_prover, cell_metrics
     from leantrain.prover.theorems import load_split
 
     stage = build_trainer("prove", cfg.prove, cfg)  # proves as the stage does, with its loader
@@ -108,7 +107,7 @@ def _prove(cfg: Any, run_dir: Path) -> Evaluate:
         output_dir=str(run_dir / BASELINES / "prove"),
     )
     loaded = None if stage.load_generator is None else stage.load_generator(generator)
-    prover = Prover(config, tactic_generator=loaded)  # one output dir: each theorem once
+    prover = build_prover(config, loaded)  # one output dir: each theorem once
     key = stage.score_key
 
     def evaluate(data: Path, split: str) -> dict[str, Any]:
@@ -116,7 +115,7 @@ def _prove(cfg: Any, run_dir: Path) -> Evaluate:
             data, split, split_strategy=config.split_strategy, limit=config.max_theorems
         )
         summary = prover.evaluate(theorems, split=split, show_progress=False)
-        return {k: summary[k] for k in (*SUMMARY_KEYS, key)}
+        return cell_metrics(summary, config.mode, key)
 
     return evaluate
 

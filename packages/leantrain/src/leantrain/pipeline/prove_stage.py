@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,28 @@ from leantrain.core.manifest import RunManifest
 MODELS_FILE = "prove_models.json"
 PROOFS_SUBDIR = "proofs"
 SUMMARY_KEYS = ("proved", "attempted", "mean_expansions", "mean_tactics_tried", "mean_time_s")
+
+
+def build_prover(config: Any, generator: Any = None) -> Any:
+    """The prover of ``config``'s ``mode``: a :class:`~leantrain.prover.Prover` (tactic search)
+    or a :class:`~leantrain.prover.whole.WholeProver` (``generator``: a loaded one, or None)."""
+    if config.mode == "whole":
+        from leantrain.prover.whole import WholeProver
+
+        return WholeProver(config, sampler=generator)
+    from leantrain.prover import Prover
+
+    return Prover(config, tactic_generator=generator)
+
+
+def cell_metrics(summary: Mapping[str, Any], mode: str, score_key: str) -> dict[str, Any]:
+    """What a cell of the matrix keeps of a prover's summary: the counts, the rate and the
+    search costs; in ``mode`` whole, pass@1…k and the seconds instead of the search costs."""
+    if mode == "whole":
+        keys = [k for k in summary if "pass@" in k]
+        return {k: summary[k] for k in ("proved", "attempted", score_key, *keys, "time_s")}
+    return {k: summary[k] for k in (*SUMMARY_KEYS, score_key)}
+
 
 GeneratorLoader = Callable[[Path], Any]
 """Builds a :class:`~leantrain.prover.search.TacticGenerator` from a checkpoint directory
@@ -151,8 +173,6 @@ class ProveStage:
     def prover(self) -> Any:
         """The :class:`~leantrain.prover.Prover` of the current step (built once per step)."""
         if self._prover is None:
-            from leantrain.prover import Prover
-
             models = self._models()
             config = dataclasses.replace(
                 self.config,
@@ -163,12 +183,7 @@ class ProveStage:
             generator = None
             if self.load_generator is not None:
                 generator = self.load_generator(Path(config.generator))
-            if config.mode == "whole":
-                from leantrain.prover.whole import WholeProver
-
-                self._prover = WholeProver(config, sampler=generator)
-            else:
-                self._prover = Prover(config, tactic_generator=generator)
+            self._prover = build_prover(config, generator)
         return self._prover
 
     def evaluate(self, data: Any, split: str = "test") -> dict[str, float]:
@@ -182,7 +197,4 @@ class ProveStage:
             data, split, split_strategy=cfg.split_strategy, limit=cfg.max_theorems
         )
         summary = self.prover().evaluate(theorems, split=split, show_progress=False)
-        if cfg.mode == "whole":  # pass@1…k of the cell, and its costs
-            keys = [k for k in summary if "pass@" in k]
-            return {k: summary[k] for k in ("proved", "attempted", self.score_key, *keys, "time_s")}
-        return {k: summary[k] for k in (*SUMMARY_KEYS, self.score_key)}
+        return cell_metrics(summary, cfg.mode, self.score_key)
