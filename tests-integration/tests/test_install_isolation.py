@@ -49,7 +49,7 @@ PACKAGES = {
         "leantrain.prover",
         ["leantrain-core", "leantrain-lean", "leantrain-tactics", "leantrain-llm"],
         ["lightning", "pytorch_lightning", "leantrain.export", "lean_dojo"],
-        ["prove", "sft", "grpo", "llm", "verify"],
+        ["prove", "prove-merge", "sft", "grpo", "llm", "verify"],
     ),
     "leantrain-lean": (
         "leantrain.lean",

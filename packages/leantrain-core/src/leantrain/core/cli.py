@@ -144,6 +144,7 @@ COMMAND_PACKAGES = {
     "retrieval": "leantrain-retrieval",
     "progress": "leantrain-progress",
     "prove": "leantrain-prover",
+    "prove-merge": "leantrain-prover",
     "pipeline": "leantrain",
     "demo": "leantrain",
     "compare": "leantrain",
