@@ -135,7 +135,7 @@ def resolve(cls: type, data: Mapping[str, Any], *, source: str = "config") -> di
 def suggest(name: str, valid: Sequence[str], aliases: Mapping[str, str] = {}) -> str:
     """The hint of an unknown name: the closest valid one, else a few valid ones."""
     target = aliases.get(name)
-    close = [target] if target in valid else difflib.get_close_matches(name, valid, n=3)
+    close = [target] if target and target in valid else difflib.get_close_matches(name, valid, n=3)
     close.sort(key=lambda v: sorted(v) != sorted(name))  # swapped letters first: modle → model
     return (
         f"did you mean '{close[0]}'?"

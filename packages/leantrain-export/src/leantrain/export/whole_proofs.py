@@ -129,8 +129,9 @@ def _found(record: Any, repo: RepoInfo) -> Any:
     out = dict(record)
     out["source_repo"] = f"{record.get('url')}@{record.get('commit')}"
     out["url"], out["commit"] = repo.url, repo.commit
-    tactics = [t.get("tactic") for t in record.get("traced_tactics") or [] if isinstance(t, dict)]
-    if not out.get("formal_proof") and tactics and all(isinstance(t, str) for t in tactics):
+    traced = [t.get("tactic") for t in record.get("traced_tactics") or [] if isinstance(t, dict)]
+    tactics = [t for t in traced if isinstance(t, str)]
+    if not out.get("formal_proof") and tactics and len(tactics) == len(traced):
         out["formal_proof"] = tactics_proof(tactics)
     out["proof_origin"] = "found"
     return out

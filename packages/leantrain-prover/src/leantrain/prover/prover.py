@@ -298,7 +298,7 @@ class Prover:
                     cfg, self.prompt.system_prompt, self.premise_settings.max_premise_chars
                 )
         elif hasattr(tactic_generator, "tactic_score"):
-            tactic_generator.tactic_score = cfg.tactic_score  # type: ignore[attr-defined]
+            tactic_generator.tactic_score = cfg.tactic_score
         elif cfg.tactic_score != "sum":
             raise ConfigError(
                 f"--tactic-score {cfg.tactic_score}: the tactic generator given has no "

@@ -85,6 +85,6 @@ def merge_command(cfg: MergeArgs) -> dict[str, Any]:
     from leantrain.prover.results import merge_runs
     from leantrain.prover.summary import one_line
 
-    summary = merge_runs(cfg.runs, cfg.output_dir)
+    summary = merge_runs(cfg.runs, str(cfg.output_dir))
     print(one_line(summary) + f"; merged results in {cfg.output_dir}", file=sys.stderr)
     return summary

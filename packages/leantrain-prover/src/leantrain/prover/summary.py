@@ -15,7 +15,7 @@ theorems proved per 1,000 Lean calls, so runs with different budgets compare.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 
@@ -47,7 +47,7 @@ LEDGER = {
 """Ledger key -> the result-row field it sums."""
 
 
-def ledger(rows: list[Mapping[str, Any]], proved: int) -> dict[str, Any]:
+def ledger(rows: Sequence[Mapping[str, Any]], proved: int) -> dict[str, Any]:
     """The budget the searches in ``rows`` spent (sums; seconds summed over workers), and
     ``proved`` theorems per 1,000 Lean calls."""
     out: dict[str, Any] = {}

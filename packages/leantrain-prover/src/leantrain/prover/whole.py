@@ -134,7 +134,7 @@ class ReplayProofCheck:
             if theorem.formal_proof and theorem.formal_proof.strip():
                 references.add(normalize_whitespace(proof_script(theorem.formal_proof)))
             if theorem.traced_tactics:
-                joined = tactics_proof(t.tactic for t in theorem.traced_tactics)
+                joined = tactics_proof([t.tactic for t in theorem.traced_tactics])
                 references.add(normalize_whitespace(proof_script(joined)))
             if refused is not None:
                 out.append(Checked(Verdict("rejected", refused), refused))
@@ -536,7 +536,7 @@ def prove_whole(
         checker.close()
     where = cfg.output_dir
     if results_file is not None:
-        atomic_write_bytes(results_file, (Path(cfg.output_dir) / RESULTS).read_bytes())
+        atomic_write_bytes(results_file, (Path(str(cfg.output_dir)) / RESULTS).read_bytes())
         where = f"{results_file} (the run, to resume: {cfg.output_dir}/)"
     print(one_line_whole(summary) + f"; results in {where}", file=sys.stderr)
     return summary

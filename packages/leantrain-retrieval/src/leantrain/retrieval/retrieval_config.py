@@ -155,9 +155,13 @@ class ModelArgs(EncodeArgs, AllowCode):
 
 @dataclass
 class TrainArgs(
-    ModelArgs, RunArgs, defaults={"model_name": "tiny", "output_dir": "runs/retrieval"}
+    DataModuleArgs,
+    ModelArgs,
+    RunArgs,
+    defaults={"model_name": "tiny", "output_dir": "runs/retrieval"},
 ):
-    """``retrieval train``'s model and run: read with the data before Lightning loads."""
+    """``retrieval train``'s model, run and data module (so ``--batch-size`` is the training
+    batch, as in the full config): read with the data before Lightning loads."""
 
 
 @dataclass
@@ -201,7 +205,7 @@ class IndexOutput(Settings):
 
 
 @dataclass
-class RetrievalConfig(RetrieverArgs, DataModuleArgs, TrainArgs, LifelongData):
+class RetrievalConfig(RetrieverArgs, TrainArgs, LifelongData):
     """A premise-retriever training run: the retriever's and the data's settings (flat, as
     users write them) plus the run's own and Lightning's ``trainer:`` section."""
 
