@@ -163,16 +163,6 @@ def parquet_dataset(path: str | Path) -> Any:
     )
 
 
-def check_mode(settings: Any, where: str = "--mode") -> None:
-    """Refuse ``mode: whole`` (:class:`PromptArgs`) in one line: VERL trains tactics here."""
-    if getattr(settings, "mode", "tactic") == "whole":
-        raise ConfigError(
-            f"{where}: mode 'whole' (whole-proof generation) is not supported by leantrain verl "
-            "yet",
-            hint="use mode tactic (VERL trains the tactic model), or leantrain grpo",
-        )
-
-
 def check_data_path(
     data: Any, *, split_strategy: str = "random", flag: str = "--data_path"
 ) -> None:

@@ -35,7 +35,6 @@ from leantrain.verl.config import LeantrainSection
 from leantrain.verl.core_algos import ENV, CustomAdvantage, find_advantage_function
 from leantrain.verl.data import (
     check_data_path,
-    check_mode,
     convert_to_verl,
     parquet_dataset,
     parquet_files,
@@ -176,7 +175,6 @@ class VERLTrainingManager:
             given_keys.update(resolve(LeantrainSection, values, source=where))
         self.section = config_from_dict(LeantrainSection, given_keys, source=source)
         """The typed ``leantrain:`` section (defaults where not given)."""
-        check_mode(self.section, f"{source}: mode")
         verifier = verifier_reward(user.get("verifier"), source.split(",")[0])
         if verifier is not None:
             self.section.rewards = [*(self.section.rewards or DEFAULT_REWARDS), verifier]

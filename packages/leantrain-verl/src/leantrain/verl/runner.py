@@ -47,9 +47,8 @@ def train_command(args: VerlTrainArgs) -> dict[str, Any] | int:
 def convert_command(args: ConvertArgs) -> dict[str, str]:
     """``leantrain verl convert``: the data checked before the output directory is claimed."""
     from leantrain.core.output_dir import claim_output_dir
-    from leantrain.verl.data import check_data_path, check_mode, convert_to_verl
+    from leantrain.verl.data import check_data_path, convert_to_verl
 
-    check_mode(args)
     check_data_path(args.data_path, split_strategy=args.split_strategy)  # before writing
     out = claim_output_dir(args.output_dir, kind="verl-data", flag="--output_dir")
     return {k: str(v) for k, v in convert_to_verl(args.data_path, out, settings=args).items()}
