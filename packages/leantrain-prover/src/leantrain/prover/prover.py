@@ -51,7 +51,7 @@ from leantrain.prover.search import (
 )
 from leantrain.prover.shards import attempt_seed, in_shard
 from leantrain.prover.summary import summarize
-from leantrain.prover.theorems import as_theorem, load_split, repository, theorem_id
+from leantrain.prover.theorems import as_theorem, repository, selected_theorems, theorem_id
 from leantrain.tactics.premises import PremiseSource
 
 log = logging.getLogger(__name__)
@@ -472,14 +472,7 @@ class Prover:
 
     def load_theorems(self) -> list[Theorem]:
         """The theorems the config selects (``data``, ``split``, ``theorems``, ``max_theorems``)."""
-        cfg = self.config
-        return load_split(
-            cfg.data,
-            cfg.split,
-            split_strategy=cfg.split_strategy,
-            names=cfg.theorems,
-            limit=cfg.max_theorems,
-        )
+        return selected_theorems(self.config)
 
     def store(self) -> ResultStore | None:
         """The result store of ``config.output_dir`` (``None`` without one); not yet opened."""

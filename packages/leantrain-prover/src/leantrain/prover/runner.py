@@ -47,16 +47,10 @@ def prove_command(cfg: ProveArgs) -> dict[str, Any]:
     from leantrain.prover.prover_config import finalize, tracked_defaults
     from leantrain.prover.results import ResultStore
     from leantrain.prover.summary import one_line
-    from leantrain.prover.theorems import load_split
+    from leantrain.prover.theorems import selected_theorems
 
     finalize(cfg)  # the preset's settings; --attempts > 1 needs --decoding sample
-    theorems = load_split(
-        cfg.data,
-        cfg.split,
-        split_strategy=cfg.split_strategy,
-        names=cfg.theorems,
-        limit=cfg.max_theorems,
-    )
+    theorems = selected_theorems(cfg)
     backend = make_backend(cfg)  # a missing REPL, Lean or lean-dojo: said before anything else
     check_theorems(backend, theorems)  # an untraced repository, no --lean-project: one line
     metric = str(getattr(backend, "metric", "proof rate"))

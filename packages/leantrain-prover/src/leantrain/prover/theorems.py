@@ -135,3 +135,15 @@ def load_split(
         wanted = set(names)
         theorems = [t for t in theorems if t.full_name in wanted]
     return theorems[:limit] if limit is not None else theorems
+
+
+def selected_theorems(cfg: Any) -> list[Theorem]:
+    """The theorems a prover config selects: ``data``'s ``split`` (``split_strategy``), only
+    ``theorems`` when given, at most ``max_theorems``."""
+    return load_split(
+        cfg.data,
+        cfg.split,
+        split_strategy=cfg.split_strategy,
+        names=cfg.theorems,
+        limit=cfg.max_theorems,
+    )

@@ -448,19 +448,13 @@ class WholeProver:
     ) -> dict[str, Any]:
         """Prove ``theorems`` (default: the config's ``data`` / ``split`` / ``theorems`` /
         ``max_theorems``; those already in ``output_dir`` skipped) and summarise."""
-        from leantrain.prover.theorems import load_split, theorem_id
+        from leantrain.prover.theorems import selected_theorems, theorem_id
         from tqdm.auto import tqdm
 
         cfg = self.cfg
         split = cfg.split if split is None else split
         if theorems is None:
-            theorems = load_split(
-                cfg.data,
-                cfg.split,
-                split_strategy=cfg.split_strategy,
-                names=cfg.theorems,
-                limit=cfg.max_theorems,
-            )
+            theorems = selected_theorems(cfg)
 
         contract = getattr(self.checker, "contract", None)
         if contract is not None:  # an export's theorem without --lean-project: one line
@@ -520,15 +514,9 @@ def prove_whole(
 
     from leantrain.core.atomic import atomic_write_bytes
     from leantrain.prover.results import RESULTS
-    from leantrain.prover.theorems import load_split
+    from leantrain.prover.theorems import selected_theorems
 
-    theorems = load_split(
-        cfg.data,
-        cfg.split,
-        split_strategy=cfg.split_strategy,
-        names=cfg.theorems,
-        limit=cfg.max_theorems,
-    )
+    theorems = selected_theorems(cfg)
     checker = make_checker(cfg)  # a missing REPL or a bad URL: one line before the model
     try:
         summary = WholeProver(cfg, sampler=sampler, checker=checker).evaluate(theorems, cfg.split)
