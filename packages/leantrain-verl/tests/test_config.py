@@ -64,6 +64,17 @@ def test_impossible_batches_fail_with_the_fix(small):
     assert "must be a positive integer" in _bad(small, **{"data.train_batch_size": 0})
 
 
+def test_unset_micro_batches_are_named(small):
+    """Each micro-batch size VERL needs (the actor's, the log-prob passes', a critic's) is
+    named when neither it nor its ``_per_gpu`` form is set."""
+    cfg = compose_config(small, algorithm_type="ppo")
+    cfg.critic.ppo_micro_batch_size_per_gpu = None
+    with pytest.raises(ConfigError, match=r"set critic\.ppo_micro_batch_size_per_gpu"):
+        validate_config(cfg, need_data=False)
+    del small["actor_rollout_ref"]["ref"]["log_prob_micro_batch_size_per_gpu"]
+    assert "set actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu" in _bad(small)
+
+
 def test_missing_mandatory_values_are_named(small):
     del small["actor_rollout_ref"]["rollout"]["name"]
     assert "actor_rollout_ref.rollout.name" in _bad(small)

@@ -1,8 +1,7 @@
 """``leantrain retrieval train|evaluate|index|retrieve``, declared for core's registry.
 
-Imported by every ``leantrain`` invocation, so everything is named, not imported: the setting
-groups live in :mod:`leantrain.retrieval.retrieval_config` and the run functions in
-:mod:`leantrain.retrieval.runner`, which load torch, transformers and Lightning when they run.
+Imported by every ``leantrain`` invocation, so groups (:mod:`.retrieval_config`) and run
+functions (:mod:`.runner`, which loads torch and Lightning) are named, not imported.
 """
 
 from __future__ import annotations
@@ -31,9 +30,6 @@ def register() -> list[Command]:
                     "train",
                     "train the premise retriever on an export dir, or lifelong on a database",
                     f"{_CFG}:RetrievalConfig",
-                    description="Train the premise retriever. Lightning Trainer arguments are "
-                    "flags too (--max-steps, --max-epochs, --devices, --strategy, --precision …): "
-                    "they fill trainer:.",
                     trainer="leantrain.retrieval.retrieval_trainer:RetrievalTrainer",
                     light=(f"{_CFG}:TrainArgs", "leantrain.core.groups:LifelongData"),
                     check=f"{_RUN}:check_train",

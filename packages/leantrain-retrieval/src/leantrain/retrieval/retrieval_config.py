@@ -1,12 +1,10 @@
 """The settings of the retriever, its data and its commands: small groups, each setting once.
 
 The constructors are the config (Lightning's way): :class:`RetrieverArgs` is what
-``PremiseRetriever`` takes (its ``hparams``), :class:`DataModuleArgs` what
-``RetrievalDataModule`` takes, and ``RetrievalConfig.trainer`` goes to ``lightning.Trainer``
-(typed by Lightning's signature: :mod:`leantrain.retrieval.trainer_args`). ``retrieval train``
-fills :class:`RetrievalConfig`; ``evaluate``, ``index`` and ``retrieve`` share
-:class:`ModelArgs` and :class:`ExportArgs`, so ``--model``, ``--data``, ``--batch-size`` and
-``--allow-code`` mean the same in all four. Defaults follow ReProver.
+``PremiseRetriever`` takes, :class:`DataModuleArgs` what ``RetrievalDataModule`` takes, and
+``RetrievalConfig.trainer`` goes to ``lightning.Trainer`` (:mod:`.trainer_args`). ``evaluate``,
+``index`` and ``retrieve`` share :class:`ModelArgs` and :class:`ExportArgs`. Defaults follow
+ReProver.
 """
 
 from __future__ import annotations
@@ -35,31 +33,11 @@ Count = Annotated[int, Ge(0)]
 
 class Settings(Group):
     """Base of retrieval's groups: an unknown Python keyword (``RetrievalConfig(lr=…)``, also
-    through ``dataclasses.replace``) is the one line an unknown dict key gets, and a Lightning
-    ``Trainer`` argument given beside the settings says that it goes in ``trainer``."""
+    through ``dataclasses.replace``) is the one line an unknown dict key gets."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         check_keys(cls, kwargs, source="keyword arguments")
         return super().__new__(cls)
-
-    @classmethod
-    def moved_key(cls, key: str, value: Any) -> ConfigError | None:
-        """``max_epochs`` (or LeanDojo-v2's ``num_gpus``) beside the settings: one line naming
-        the ``trainer`` entry (core's hook for dicts, YAML and flags)."""
-        from leantrain.retrieval.trainer_args import LEANDOJO_V2_NAMES, trainer_parameters
-
-        renamed = LEANDOJO_V2_NAMES.get(key)
-        if renamed is None and (
-            "trainer" not in config_fields(cls) or key not in trainer_parameters()
-        ):
-            return None
-        name = renamed or key
-        return ConfigError(
-            f"{cls.__name__}: '{key}' is Lightning's Trainer argument '{name}'"
-            + (" (LeanDojo-v2's name)" if renamed else ""),
-            hint=f"give trainer={{'{name}': {value!r}}} (YAML: trainer: {{{name}: …}}; "
-            f"flag: --{name.replace('_', '-')})",
-        )
 
 
 @dataclass
@@ -67,10 +45,7 @@ class EncodeArgs(Settings):
     """How many texts the encoder reads at once (every subcommand)."""
 
     eval_batch_size: AtLeast1 = setting(
-        64,
-        "Texts encoded at once: indexing the corpus, validation, evaluation "
-        "(evaluate / index / retrieve: also --batch-size).",
-        aliases=("batch_size",),
+        64, "Texts encoded at once (indexing, validation, evaluation).", aliases=("batch_size",)
     )
 
 
@@ -90,8 +65,7 @@ class EncodingArgs(EncodeArgs):
 
 @dataclass
 class RetrieverArgs(EncodingArgs):
-    """The hyper-parameters of :class:`~leantrain.retrieval.premise_retriever.PremiseRetriever`
-    (its ``hparams``)."""
+    """The hyper-parameters (``hparams``) of :class:`~.premise_retriever.PremiseRetriever`."""
 
     loss: Literal["mse", "infonce"] = setting(
         "mse", "mse (ReProver: MSE of cosine similarities vs 0/1 labels) or infonce."
@@ -110,14 +84,10 @@ class DataModuleArgs(EncodingArgs, Seed, defaults={"seed": 42}):
     """What :class:`~leantrain.retrieval.datamodule.RetrievalDataModule` takes besides the
     data directory and the tokenizer (``seed``: negatives, initialisation, shuffling)."""
 
-    split: Literal["random", "novel_premises"] = setting(
-        "random", "Which split of the export to train on."
-    )
+    split: Literal["random", "novel_premises"] = setting("random", "Which split to train on.")
     batch_size: AtLeast1 = setting(8, "Training contexts per batch (per device).")
     num_negatives: Count = setting(3, "Negative premises per example (besides in-batch ones).")
-    num_in_file_negatives: Count = setting(
-        1, "How many of the negatives come from the positive premise's own file."
-    )
+    num_in_file_negatives: Count = setting(1, "Negatives from the positive premise's own file.")
     sample_by: Literal["pair", "tactic"] = setting(
         "pair",
         "Training items: pair (one per tactic and positive premise, ReProver) or tactic (one "
@@ -215,8 +185,7 @@ class RetrievalConfig(RetrieverArgs, TrainArgs, LifelongData):
     )
     trainer: dict[str, Any] = setting(
         {},
-        "Lightning Trainer arguments (max_steps, max_epochs, devices, strategy, precision, "
-        "val_check_interval, gradient_clip_val, accumulate_grad_batches, log_every_n_steps …), "
+        "Lightning Trainer arguments (max_steps, max_epochs, devices, strategy, precision …), "
         "checked by Lightning; each is also a flag of its own: --max-steps 20 --devices 2.",
     )
     report_to: Literal["auto", "tensorboard", "csv", "wandb", "mlflow", "none"] = setting(
@@ -226,6 +195,22 @@ class RetrievalConfig(RetrieverArgs, TrainArgs, LifelongData):
     )
     tiny_d_model: AtLeast1 = setting(64, "Hidden size of the 'tiny' encoder.")
     tiny_layers: AtLeast1 = setting(2, "Layers of the 'tiny' encoder.")
+
+    @classmethod
+    def moved_key(cls, key: str, value: Any) -> ConfigError | None:
+        """A Lightning ``Trainer`` argument (or LeanDojo-v2's ``num_gpus``) beside the settings:
+        one line naming the ``trainer`` entry (core's hook for dicts, YAML and flags)."""
+        from leantrain.retrieval.trainer_args import LEANDOJO_V2_NAMES, trainer_parameters
+
+        name = LEANDOJO_V2_NAMES.get(key, key)
+        if name not in trainer_parameters():
+            return None
+        return ConfigError(
+            f"{cls.__name__}: '{key}' is Lightning's Trainer argument '{name}'"
+            + (" (LeanDojo-v2's name)" if name != key else ""),
+            hint=f"give trainer={{'{name}': {value!r}}} (YAML: trainer: {{{name}: …}}; "
+            f"flag: --{name.replace('_', '-')})",
+        )
 
     def check_group(self) -> None:
         """The ``trainer:`` section, typed and accepted by Lightning."""

@@ -1,18 +1,15 @@
 """The ``trainer:`` section: ``lightning.Trainer``'s own arguments, checked by Lightning.
 
 LightningCLI's way, without re-declaring them: values are typed by ``Trainer.__init__``'s
-signature (with leantrain's :data:`LIMITS`) through core's one type check, so a flag's ``20``,
-YAML's ``20`` and a dict's ``"20"`` are the same int and ``precision: fp8`` fails against
-Lightning's own ``Literal``; then a ``Trainer`` is built from them, so that Lightning's own
-checks (devices, accelerator, strategy …) run when the config is built. Each failure is one
-:class:`ConfigError` line.
+signature (with :data:`LIMITS`) through core's one type check, then a ``Trainer`` is built from
+them so that Lightning's own checks (devices, accelerator, strategy …) run when the config is
+built. Each failure is one :class:`ConfigError` line.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
-import difflib
 import functools
 import importlib.util
 import inspect
@@ -23,7 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from annotated_types import Gt
-from leantrain.core.config import AtLeast1, StepLimit, typed_values
+from leantrain.core.config import AtLeast1, StepLimit, suggest, typed_values
 from leantrain.core.errors import ConfigError
 from pydantic import Strict
 
@@ -38,9 +35,8 @@ OWN = {
 #: LeanDojo-v2 ``TrainingConfig`` names of Lightning ``Trainer`` arguments (PORTING.md).
 LEANDOJO_V2_NAMES = {"num_gpus": "devices"}
 
-#: What Lightning accepts but leantrain refuses, as types over Lightning's own: 0 steps or
-#: epochs (a "model" trained on nothing, refused as by the other trainers), and what Lightning
-#: divides by later.
+#: Types over Lightning's own for what it accepts but leantrain refuses: 0 steps or epochs (as
+#: the other trainers refuse them) and what Lightning divides by later.
 LIMITS: dict[str, Any] = {
     "max_steps": StepLimit,
     "max_epochs": StepLimit | None,
@@ -98,16 +94,14 @@ def _signature_class() -> type:
 
 
 def check_trainer_args(trainer: Mapping[str, Any]) -> dict[str, Any]:
-    """``trainer`` typed by ``lightning.Trainer``'s signature (a string from a flag becomes
-    the type Lightning declares), after Lightning has accepted it: a ``Trainer`` is built from
-    it. Every failure is one :class:`ConfigError` naming the key and its flag."""
+    """``trainer`` typed by ``lightning.Trainer``'s signature (a flag's string becomes the type
+    Lightning declares), once Lightning accepts it (a ``Trainer`` is built): each failure is one
+    :class:`ConfigError` line."""
     for key in trainer:
         if key in OWN:
             raise ConfigError(f"trainer.{key} cannot be set", hint=OWN[key])
         if key not in trainer_parameters():
-            close = difflib.get_close_matches(key, trainer_parameters(), n=1)
-            name = LEANDOJO_V2_NAMES.get(key) or (close[0] if close else None)
-            hint = f"did you mean '{name}'?" if name else "see lightning.Trainer's arguments"
+            hint = suggest(key, trainer_parameters(), LEANDOJO_V2_NAMES)
             raise ConfigError(f"trainer: unknown Lightning Trainer argument '{key}'", hint=hint)
     typed = typed_values(_signature_class(), trainer, source="trainer")
     # Lightning's "GPU available" banner says nothing about the user's run: off meanwhile

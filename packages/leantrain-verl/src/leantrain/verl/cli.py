@@ -5,10 +5,10 @@ groups and run functions are named."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from leantrain.core.command import Command
 
-_RUN = "leantrain.verl.runner"
 _CONFIG = "leantrain.verl.config"
 
 
@@ -17,36 +17,31 @@ class NoArgs:
     """``leantrain verl algorithms`` takes no options."""
 
 
+def _sub(name: str, help: str, group: Any, **kw: Any) -> Command:
+    run = f"leantrain.verl.runner:{name}_command"
+    return Command(name, help, run, groups=(group,), logger="leantrain.verl", **kw)
+
+
 def register() -> list[Command]:
     """The commands of leantrain-verl (entry point ``leantrain.commands``)."""
-    verl = "leantrain.verl"
     return [
         Command(
             "verl",
             "tactic RL on the VERL engine (Ray): 'leantrain verl train'",
             subcommands=(
-                Command(
+                _sub(
                     "train",
                     "tactic RL on VERL (composes over VERL's ppo_trainer.yaml; --dry-run prints it)",
-                    f"{_RUN}:train_command",
-                    groups=(f"{_CONFIG}:VerlTrainArgs",),
+                    f"{_CONFIG}:VerlTrainArgs",
                     trainer="leantrain.verl.manager:VERLTrainingManager",
                     metrics=("critic/score/mean", "top1_accuracy"),
-                    logger=verl,
                 ),
-                Command(
+                _sub(
                     "convert",
                     "leantrain data (export dir / split file) -> VERL parquet",
-                    f"{_RUN}:convert_command",
-                    groups=(f"{_CONFIG}:ConvertArgs",),
-                    logger=verl,
+                    f"{_CONFIG}:ConvertArgs",
                 ),
-                Command(
-                    "algorithms",
-                    "the algorithm types and the VERL options they set",
-                    f"{_RUN}:algorithms_command",
-                    groups=(NoArgs,),
-                ),
+                _sub("algorithms", "the algorithm types and the VERL options they set", NoArgs),
             ),
         )
     ]

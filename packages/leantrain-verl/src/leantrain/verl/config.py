@@ -1,5 +1,4 @@
-"""leantrain's settings of a VERL run: the YAML's ``leantrain:`` section
-(:class:`LeantrainSection`, composed of the groups every trainer shares and :class:`VerlArgs`)
+"""leantrain's settings of a VERL run: the YAML's ``leantrain:`` section (:class:`LeantrainSection`)
 and the options of ``leantrain verl train`` / ``convert``. VERL's own sections are composed and
 checked by :mod:`leantrain.verl.verl_config`."""
 
@@ -37,14 +36,23 @@ class VerlArgs(Group):
 
 
 @dataclass
-class LeantrainSection(EvalArgs, TrainLimitArgs, RunSwitches, SplitArgs, PromptArgs, VerlArgs):
+class TacticRows(SplitArgs, PromptArgs):
+    """The splits and prompt of tactic rows: VERL trains tactic generators."""
+
+    def check_group(self) -> None:
+        """``mode: whole`` is one line (issue 35: whole-proof RL runs on ``leantrain grpo``)."""
+        if self.mode == "whole":
+            raise ConfigError(
+                "leantrain verl trains tactic generators; --mode whole is not supported here",
+                hint="train whole-proof models with 'leantrain grpo --mode whole'",
+            )
+
+
+@dataclass
+class LeantrainSection(EvalArgs, TrainLimitArgs, RunSwitches, TacticRows, VerlArgs):
     """The YAML's ``leantrain:`` section (also ``leantrain.KEY=VALUE`` overrides and the
     manager's keyword arguments): :class:`VerlArgs` and the groups every trainer shares, read by
     :func:`leantrain.core.config.config_from_dict`, so a bad key or value fails in one line."""
-
-    def check_group(self) -> None:
-        """VERL trains tactic generators: ``mode: whole`` is one line."""
-        refuse_whole(self.mode)
 
 
 @dataclass
@@ -72,21 +80,8 @@ class VerlTrainArgs(LeantrainSection, LifelongData):
 
 
 @dataclass
-class ConvertArgs(SplitArgs, PromptArgs):
+class ConvertArgs(TacticRows):
     """``leantrain verl convert``: leantrain data → VERL parquet."""
 
     data_path: str = setting(help="Export dir or split file.", aliases=("data",))
     output_dir: str = setting(help="Where train.parquet / val.parquet go.", aliases=("out",))
-
-    def check_group(self) -> None:
-        """Tactic rows only: ``mode: whole`` is one line."""
-        refuse_whole(self.mode)
-
-
-def refuse_whole(mode: str) -> None:
-    """One line for ``mode: whole`` (issue 35: whole-proof RL runs on ``leantrain grpo``)."""
-    if mode == "whole":
-        raise ConfigError(
-            "leantrain verl trains tactic generators; --mode whole is not supported here",
-            hint="train whole-proof models with 'leantrain grpo --mode whole'",
-        )

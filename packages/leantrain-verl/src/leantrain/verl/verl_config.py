@@ -1,23 +1,21 @@
 """Compose a VERL config: VERL's own ``ppo_trainer.yaml`` (Hydra) ← algorithm ← user YAML ← CLI.
 
-The base is composed with Hydra from the ``verl/trainer/config`` directory of the installed
-verl, found without importing verl (importing it loads torch, tensordict and Ray: tens of
-seconds). Merging is done in OmegaConf's struct mode, so an unknown key fails at once; the
-error names the file, the full key and the closest valid key. :func:`validate_config` then
-checks what VERL would otherwise find only after Ray and the workers have started: batch sizes
-(``data.train_batch_size`` × ``rollout.n`` vs ``ppo_mini_batch_size`` vs micro batches vs
-GPUs), missing mandatory values (``???``), group estimators with ``rollout.n`` = 1.
+The base is composed from the installed verl's ``verl/trainer/config`` without importing verl
+(that loads torch and Ray). Merging is done in OmegaConf's struct mode, so an unknown key is one
+line naming the file, the full key and the closest valid key. :func:`validate_config` checks what
+VERL would find only after Ray and the workers have started.
 """
 
 from __future__ import annotations
 
-import difflib
+import copy
+import functools
 import importlib.util
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from leantrain.core.config import parse_yaml, read_yaml_file
+from leantrain.core.config import parse_yaml, read_yaml_file, suggest
 from leantrain.core.errors import ConfigError, MissingDependencyError
 from leantrain.verl.algorithms import GROUP_ESTIMATORS, algorithm_overrides
 
@@ -38,8 +36,10 @@ LEANTRAIN_DEFAULTS: dict[str, Any] = {
 """leantrain's defaults over VERL's (applied before the algorithm and the user's YAML)."""
 
 
-def verl_config_dir() -> Path:
-    """``verl/trainer/config`` of the installed verl (not imported)."""
+@functools.cache
+def _composed() -> Any:
+    """VERL's ``ppo_trainer`` composed by Hydra from the installed verl's ``trainer/config``
+    (found, not imported)."""
     spec = importlib.util.find_spec("verl")
     if spec is None or not spec.submodule_search_locations:
         raise MissingDependencyError(
@@ -49,39 +49,18 @@ def verl_config_dir() -> Path:
     path = Path(next(iter(spec.submodule_search_locations))) / "trainer" / "config"
     if not (path / "ppo_trainer.yaml").is_file():
         raise MissingDependencyError(f"verl's ppo_trainer.yaml not found under {path}")
-    return path
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
 
-
-_BASE: dict[str, Any] = {}
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(path), version_base=None):
+        return compose(config_name="ppo_trainer")
 
 
 def base_config() -> Any:
     """VERL's ``ppo_trainer`` config composed by Hydra (a struct ``DictConfig``; composed once
     per process, a fresh copy each call)."""
-    import copy
-
-    directory = str(verl_config_dir())
-    if directory not in _BASE:
-        from hydra import compose, initialize_config_dir
-        from hydra.core.global_hydra import GlobalHydra
-
-        GlobalHydra.instance().clear()
-        with initialize_config_dir(config_dir=directory, version_base=None):
-            _BASE[directory] = compose(config_name="ppo_trainer")
-    return copy.deepcopy(_BASE[directory])
-
-
-def _closest(cfg: Any, full_key: str) -> str:
-    from omegaconf import OmegaConf
-
-    parent, _, leaf = full_key.rpartition(".")
-    node = OmegaConf.select(cfg, parent) if parent else cfg
-    names = list(node.keys()) if hasattr(node, "keys") else []
-    close = difflib.get_close_matches(leaf, [str(n) for n in names], n=1, cutoff=0.5)
-    if close:
-        return f"did you mean '{f'{parent}.' if parent else ''}{close[0]}'?"
-    where = f"'{parent}'" if parent else "the top level"
-    return f"valid keys of {where}: {', '.join(sorted(str(n) for n in names))}"
+    return copy.deepcopy(_composed())
 
 
 def _is_open(key: str) -> bool:
@@ -90,16 +69,16 @@ def _is_open(key: str) -> bool:
 
 def _set(cfg: Any, key: str, value: Any, source: str) -> None:
     """Set a dotted key; an unknown key is a :class:`ConfigError` with the closest match."""
-    from omegaconf import OmegaConf, open_dict
+    from omegaconf import OmegaConf
 
-    parent, _, leaf = key.rpartition(".")
-    if _is_open(key):
-        with open_dict(cfg):
-            OmegaConf.update(cfg, key, value, merge=True, force_add=True)
+    if _is_open(key):  # force_add: past the struct flag
+        OmegaConf.update(cfg, key, value, merge=True, force_add=True)
         return
+    parent = key.rpartition(".")[0]
     node = OmegaConf.select(cfg, parent) if parent else cfg
-    if node is None or not hasattr(node, "keys") or leaf not in list(node.keys()):
-        raise ConfigError(f"{source}: unknown VERL key '{key}'", hint=_closest(cfg, key))
+    valid = [f"{parent}.{n}" if parent else str(n) for n in node] if hasattr(node, "keys") else []
+    if key not in valid:
+        raise ConfigError(f"{source}: unknown VERL key '{key}'", hint=suggest(key, valid))
     OmegaConf.update(cfg, key, value, merge=True)
 
 
@@ -118,11 +97,9 @@ def load_user_yaml(path: str | Path) -> dict[str, Any]:
     """The user's YAML in VERL's sections, read by leantrain's loader (YAML 1.2 floats such as
     ``lr: 1e-6``, duplicate keys refused, size and alias guards); bad files are one clear line."""
     data = read_yaml_file(path)
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
+    if data is not None and not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of VERL sections")
-    return data
+    return data or {}
 
 
 def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
@@ -130,13 +107,12 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise ConfigError(
-                f"override '{item}' is not key=value",
-                hint="e.g. data.train_batch_size=8",
+                f"override '{item}' is not key=value", hint="e.g. data.train_batch_size=8"
             )
-        where = f"override '{key.strip()}'"
-        out[key.strip().lstrip("+")] = parse_yaml(raw, where=where) if raw.strip() else None
+        out[key.lstrip("+")] = parse_yaml(raw, where=f"override '{key}'") if raw.strip() else None
     return out
 
 
@@ -146,12 +122,8 @@ def split_overrides(
     """``(VERL overrides, leantrain overrides)``: ``leantrain.KEY=VALUE`` items set the YAML's
     ``leantrain:`` section (the prefix removed), every other item a VERL key."""
     items = dict(overrides) if isinstance(overrides, Mapping) else parse_overrides(overrides or ())
-    ours = {
-        k.removeprefix("leantrain."): items.pop(k)
-        for k in list(items)
-        if k.startswith("leantrain.")
-    }
-    return items, ours
+    ours = {k.removeprefix("leantrain."): v for k, v in items.items() if k.startswith("leantrain.")}
+    return {k: v for k, v in items.items() if not k.startswith("leantrain.")}, ours
 
 
 def compose_config(
@@ -164,26 +136,24 @@ def compose_config(
     """VERL's ``ppo_trainer`` ← leantrain defaults ← ``algorithm_type`` ← ``user`` ← ``overrides``.
 
     ``user`` is a YAML path or a dict in VERL's sections (``data``, ``actor_rollout_ref``,
-    ``critic``, ``reward_model`` / ``reward``, ``algorithm``, ``trainer``); top-level
-    ``leantrain`` and ``verifier`` sections are ignored here (the manager reads them). ``overrides`` are dotted
-    keys (a dict, or ``key=value`` strings as on the command line). ``source`` names ``user``
-    in messages (default: its path, or ``config``).
+    ``critic``, ``reward``, ``algorithm``, ``trainer`` …; its ``leantrain`` and ``verifier``
+    sections are the manager's). ``overrides`` are dotted keys (a dict, or ``key=value``
+    strings). ``source`` names ``user`` in messages (default: its path, or ``config``).
     """
     cfg = base_config()
-    for key, value in LEANTRAIN_DEFAULTS.items():
-        _set(cfg, key, value, "leantrain defaults")
-    for key, value in algorithm_overrides(algorithm_type).items():
-        _set(cfg, key, value, f"algorithm '{algorithm_type}'")
-    if user is not None:
-        source = source or (str(user) if isinstance(user, (str, Path)) else "config")
-        data = load_user_yaml(user) if isinstance(user, (str, Path)) else dict(user)
-        for key, value in _flatten(data).items():
-            if key.partition(".")[0] not in ("leantrain", "verifier"):  # the manager's
-                _set(cfg, key, value, source)
-    if overrides:
-        items = parse_overrides(overrides) if not isinstance(overrides, Mapping) else overrides
-        for key, value in items.items():
-            _set(cfg, key, value, "override")
+    items = overrides if isinstance(overrides, Mapping) else parse_overrides(overrides or ())
+    if isinstance(user, (str, Path)):
+        source, user = source or str(user), load_user_yaml(user)
+    ours = ("leantrain", "verifier")  # the manager's sections
+    sections = {k: v for k, v in _flatten(user or {}).items() if k.partition(".")[0] not in ours}
+    for where, values in (
+        ("leantrain defaults", LEANTRAIN_DEFAULTS),
+        (f"algorithm '{algorithm_type}'", algorithm_overrides(algorithm_type)),
+        (source or "config", sections),
+        ("override", items),
+    ):
+        for key, value in values.items():
+            _set(cfg, key, value, where)
     critic = "critic.ppo_micro_batch_size"
     if _get(cfg, "critic.enable") and _unset(cfg, critic):
         # a critic the algorithm added (ppo) gets the actor's micro-batch unless one is set
@@ -203,18 +173,6 @@ def _unset(cfg: Any, key: str) -> bool:
     return _get(cfg, key) is None and _get(cfg, f"{key}_per_gpu") is None
 
 
-def _missing(node: Any, prefix: str = "") -> list[str]:
-    from omegaconf import OmegaConf
-
-    out = []
-    for key in node:
-        if OmegaConf.is_missing(node, key):
-            out.append(f"{prefix}{key}")
-        elif OmegaConf.is_dict(child := node._get_node(key)):
-            out += _missing(child, f"{prefix}{key}.")
-    return out
-
-
 def validate_config(cfg: Any, *, need_data: bool = True) -> None:
     """Check on CPU, in milliseconds, what VERL checks after Ray and the workers start.
 
@@ -225,7 +183,7 @@ def validate_config(cfg: Any, *, need_data: bool = True) -> None:
     from omegaconf import OmegaConf
 
     skip = {"reward.reward_model.rollout.name"}  # only read when a reward *model* is enabled
-    missing = [k for k in _missing(cfg) if k not in skip]
+    missing = sorted(OmegaConf.missing_keys(cfg) - skip)
     if missing:
         raise ConfigError(
             f"VERL config: mandatory value(s) not set: {', '.join(missing)}",
@@ -257,6 +215,13 @@ def validate_config(cfg: Any, *, need_data: bool = True) -> None:
             f"{rollout}.n is {n}",
             hint=f"set {rollout}.n to 2 or more (e.g. 8)",
         )
+    enable = _get(cfg, "critic.enable")
+    needs_critic = estimator == "gae" if enable is None else enable
+    if estimator == "gae" and not needs_critic:
+        raise ConfigError(
+            "VERL config: adv_estimator 'gae' (PPO) needs a critic, but critic.enable is false",
+            hint="set critic.enable=true, or choose a critic-free algorithm (grpo, rloo, …)",
+        )
     dynamic = _get(cfg, f"{actor}.use_dynamic_bsz")
     if not dynamic:
         if (train_bs * n) % n_gpus:
@@ -267,32 +232,28 @@ def validate_config(cfg: Any, *, need_data: bool = True) -> None:
                 hint="make train_batch_size × n a multiple of the GPU count",
             )
         mini = positive_int(f"{actor}.ppo_mini_batch_size")
-        if train_bs < mini:
-            raise ConfigError(
-                f"VERL config: data.train_batch_size ({train_bs}) is smaller than "
-                f"{actor}.ppo_mini_batch_size ({mini}), so no PPO update can be made",
-                hint=f"set {actor}.ppo_mini_batch_size ≤ {train_bs} (a divisor of it)",
-            )
-        if train_bs % mini:
+        if train_bs % mini:  # also when train_bs < mini: no PPO update could be made
             raise ConfigError(
                 f"VERL config: data.train_batch_size ({train_bs}) is not divisible by "
-                f"{actor}.ppo_mini_batch_size ({mini}): the last mini-batch would be partial",
-                hint=f"choose ppo_mini_batch_size among the divisors of {train_bs}",
+                f"{actor}.ppo_mini_batch_size ({mini})",
+                hint=f"set {actor}.ppo_mini_batch_size ≤ {train_bs}, a divisor of it",
             )
         dp = max(n_gpus // sp, 1)
         per_rank = mini * n // dp
-        if per_rank < 1 or (mini * n) % dp:
+        if (mini * n) % dp:  # also when fewer than one response per rank
             raise ConfigError(
                 f"VERL config: ppo_mini_batch_size × n = {mini * n} responses cannot be split "
                 f"over {dp} data-parallel ranks ({n_gpus} GPUs / sequence parallel {sp})",
                 hint="raise ppo_mini_batch_size or rollout.n, or use fewer GPUs",
             )
+        micro_keys = [f"{actor}.ppo", f"{rollout}.log_prob", "actor_rollout_ref.ref.log_prob"]
+        for key in micro_keys + ["critic.ppo"] * bool(needs_critic):
+            if _unset(cfg, f"{key}_micro_batch_size"):
+                raise ConfigError(
+                    f"VERL config: set {key}_micro_batch_size_per_gpu",
+                    hint=f"e.g. a divisor of {per_rank} (the responses per GPU in a mini-batch)",
+                )
         micro = _get(cfg, f"{actor}.ppo_micro_batch_size_per_gpu")
-        if _unset(cfg, f"{actor}.ppo_micro_batch_size"):
-            raise ConfigError(
-                f"VERL config: set {actor}.ppo_micro_batch_size_per_gpu",
-                hint=f"a divisor of {per_rank} (the responses per GPU in one mini-batch)",
-            )
         if micro is not None and (not isinstance(micro, int) or micro < 1 or per_rank % micro):
             raise ConfigError(
                 f"VERL config: {actor}.ppo_micro_batch_size_per_gpu ({micro}) must divide the "
@@ -301,24 +262,6 @@ def validate_config(cfg: Any, *, need_data: bool = True) -> None:
                 hint="choose one of: "
                 + ", ".join(str(d) for d in range(1, per_rank + 1) if per_rank % d == 0),
             )
-        for section in (rollout, "actor_rollout_ref.ref"):
-            if _unset(cfg, f"{section}.log_prob_micro_batch_size"):
-                raise ConfigError(
-                    f"VERL config: set {section}.log_prob_micro_batch_size_per_gpu",
-                    hint="e.g. the same value as actor.ppo_micro_batch_size_per_gpu",
-                )
-    enable = _get(cfg, "critic.enable")
-    needs_critic = estimator == "gae" if enable is None else enable
-    if estimator == "gae" and not needs_critic:
-        raise ConfigError(
-            "VERL config: adv_estimator 'gae' (PPO) needs a critic, but critic.enable is false",
-            hint="set critic.enable=true, or choose a critic-free algorithm (grpo, rloo, …)",
-        )
-    if needs_critic and not dynamic and _unset(cfg, "critic.ppo_micro_batch_size"):
-        raise ConfigError(
-            "VERL config: a critic is used: set critic.ppo_micro_batch_size_per_gpu",
-            hint="e.g. the same value as actor.ppo_micro_batch_size_per_gpu",
-        )
     if _get(cfg, "algorithm.filter_groups.enable") and not _get(cfg, "trainer.use_v1"):
         msg = "algorithm.filter_groups (dynamic sampling) needs verl's v1 trainer"
         raise ConfigError(f"VERL config: {msg}", hint="set trainer.use_v1=true (the default)")
