@@ -16,19 +16,15 @@ from leantrain.core.groups import DataArgs, Group, LifelongData, RunSwitches, Se
 
 TINY_MAX_LENGTH, PRETRAINED_MAX_LENGTH = 40, 512
 """Default input tokens. 40 for ``tiny``: the summary line, the candidate tactic and the start of
-the conclusion. On the LB4 head + mathlib-sample random split (Huber loss, summary line, 6
-epochs) more of the goal let the model learn the training proofs' text instead of what
-generalises: best validation MAE 5.35 at 40 tokens, 5.40 at 64, 5.55 at 128; test MAE / MSE
-4.15 / 46.5 at 40 and 4.83 / 68.7 at 64 (median predictor 5.26 / 64.6)."""
-
-Split = Literal["train", "val", "test", "all"]
+the conclusion (more of the goal learns the training proofs' text: validation and test MAE were
+worse at 64 and 128 tokens, see CHANGELOG.md)."""
 
 
 @dataclass
 class RowsArgs(DataArgs):
     """Which progress rows the data gives: a rows file as it is, traced theorems labelled."""
 
-    split: list[Split] = setting(
+    split: list[Literal["train", "val", "test", "all"]] = setting(
         ["train"], "Splits to read when the data is traced theorems (repeatable; 'all')."
     )
     split_strategy: Literal["random", "novel_premises"] = setting(
