@@ -94,6 +94,9 @@ class LeanTrainArguments(
     both, as TRL composes its argument groups; ``output_dir`` and ``seed`` are TRL's."""
 
     num_train_epochs: float = setting(1.0, "Epochs over the merged data of each repo.")
+    gradient_checkpointing: bool | None = setting(
+        None, "Deprecated name of activation_checkpointing (transformers 5)."
+    )
 
     def check_group(self) -> None:
         """``eval_split: ''`` is ``evaluate_each_repo: false``."""

@@ -39,7 +39,6 @@ class GRPOConfig(
         "state, or finishes a re-checked proof), proof (a whole tactic script) or whole (the "
         "proof in a --mode whole reply; --mode whole implies it).",
     )
-
     output_dir: str | None = setting(
         "runs/grpo", "Run directory (manifest, one model per repo, logs)."
     )
@@ -56,19 +55,10 @@ class GRPOConfig(
         None,
         "Advantage function (registry name or 'module:function') replacing TRL's group normalisation.",
     )
-    gradient_checkpointing: bool | None = setting(
-        None, "Deprecated name of activation_checkpointing (transformers 5)."
-    )
 
     def __post_init__(self) -> None:
         validate_fields(self)  # first: the ranges before anything reads the values
         self._whole_mode()
-        if self.backend == "replay" and self.mode != "whole":
-            raise ConfigError(
-                "--lean-backend replay: the lean reward asks Lean, and replay is no Lean backend",
-                hint="choose one of: repl, kimina, pantograph, leandojo (replay: --mode whole "
-                "only, where it accepts the traced proof)",
-            )
         if not self.reward_funcs:
             raise ConfigError(
                 "GRPO needs at least one reward function",
@@ -86,21 +76,27 @@ class GRPOConfig(
     def _whole_mode(self) -> None:
         """``--mode whole`` (whole-proof prompts, :mod:`leantrain.tactics.whole_proof`) implies
         ``lean_level: whole`` and takes ``whole_format`` for the tactic ``format`` reward of the
-        default rewards; ``--lean-level whole`` needs it; no retrieved premises."""
-        if self.mode != "whole":
-            if self.lean_level == "whole":
+        default rewards; ``--lean-level whole`` and ``--lean-backend replay`` need it; no
+        retrieved premises."""
+        if self.mode == "whole":
+            self.lean_level = "whole"
+            if self.reward_funcs == ["format", "reference_match"]:  # the defaults
+                self.reward_funcs = ["whole_format", "reference_match"]
+            if self.retriever:
                 raise ConfigError(
-                    "--lean-level whole judges whole-proof replies, and --mode is tactic",
-                    hint="add --mode whole, or use --lean-level tactic / proof",
+                    "--mode whole asks without retrieved premises, and --retriever is set",
+                    hint="leave --retriever out",
                 )
-            return
-        self.lean_level = "whole"
-        if self.reward_funcs == ["format", "reference_match"]:  # the defaults
-            self.reward_funcs = ["whole_format", "reference_match"]
-        if self.retriever:
+        elif self.lean_level == "whole":
             raise ConfigError(
-                "--mode whole asks without retrieved premises, and --retriever is set",
-                hint="leave --retriever out",
+                "--lean-level whole judges whole-proof replies, and --mode is tactic",
+                hint="add --mode whole, or use --lean-level tactic / proof",
+            )
+        elif self.backend == "replay":
+            raise ConfigError(
+                "--lean-backend replay: the lean reward asks Lean, and replay is no Lean backend",
+                hint="choose one of: repl, kimina, pantograph, leandojo (replay: --mode whole "
+                "only, where it accepts the traced proof)",
             )
 
     def _check_code(self) -> None:

@@ -17,18 +17,11 @@ class SFTConfig(
     defaults={"logging_steps": 5, "save_steps": 50, "save_total_limit": 2, "max_length": 1024},
 ):
     """Every ``trl.SFTConfig`` / ``TrainingArguments`` option, plus leantrain's groups
-    (:class:`~leantrain.llm.common_config.LeanTrainArguments`).
-
-    Defaults differ from TRL's where TRL's fail or waste time on small CPU runs: ``bf16`` only on
-    a GPU that supports it, activation checkpointing only for models at least 256 wide, logs
-    every 5 steps, no hub, and length-grouped batches.
-    """
+    (:class:`~leantrain.llm.common_config.LeanTrainArguments`). Defaults differ from TRL's where
+    TRL's fail or waste time on small CPU runs (``bf16`` only on a GPU that supports it)."""
 
     output_dir: str | None = setting(
         "runs/sft", "Run directory (manifest, one model per repo, logs)."
-    )
-    gradient_checkpointing: bool | None = setting(
-        None, "Deprecated name of activation_checkpointing (transformers 5)."
     )
     activation_checkpointing: bool | None = setting(
         None,

@@ -1,9 +1,5 @@
-"""``ProgressConfig``: transformers' ``TrainingArguments`` plus the progress model's groups.
-
-Filled from Python (``ProgressConfig(model_name="tiny")``), a dict (``config_from_dict``), YAML
-or CLI flags (``leantrain.core.parser``); ranges and aliases (``batch_size``, ``epochs``, ``lr``)
-of the inherited fields come from core's ``ENGINE_FIELDS``.
-"""
+"""``ProgressConfig``: transformers' ``TrainingArguments`` plus the progress model's groups
+(the inherited fields' ranges and aliases, e.g. ``batch_size``: core's ``ENGINE_FIELDS``)."""
 
 from __future__ import annotations
 
