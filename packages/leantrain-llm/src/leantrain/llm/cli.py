@@ -1,11 +1,7 @@
-"""The commands of leantrain-llm, declared for core's registry (:class:`Command`): ``leantrain
-sft``, ``leantrain grpo`` and ``leantrain llm eval|merge-lora|convert``.
-
-Imported by every ``leantrain`` invocation, so everything heavy is named, not imported: TRL's
-config classes load after leantrain's own groups
-(:class:`~leantrain.llm.common_config.LeanTrainArguments`) and the data were checked
-(:func:`~leantrain.llm.runner.check_first`): bad input fails in seconds.
-"""
+"""``leantrain sft``, ``leantrain grpo`` and ``leantrain llm eval|merge-lora|convert``, declared
+for core's registry. Imported by every ``leantrain`` invocation, so everything heavy is named,
+not imported: TRL's config classes load after the light groups and the data were checked
+(:func:`~leantrain.llm.runner.check_first`): bad input fails in seconds."""
 
 from __future__ import annotations
 
@@ -19,32 +15,26 @@ _LIGHT = ("leantrain.llm.common_config:LeanTrainArguments",)
 
 
 @dataclass
-class OutDirArgs:
-    """The new directory ``merge-lora`` and ``convert`` write a model to (their last argument)."""
+class AdapterArgs:
+    """The LoRA adapter ``merge-lora`` merges (its first argument)."""
 
-    out_dir: str = setting(help="new directory for the written model", positional=True)
-
-
-@dataclass
-class _AdapterArgs:
     adapter_dir: str = setting(
         help="LoRA adapter dir, or a run dir trained with LoRA", positional=True
     )
 
 
 @dataclass
-class _GgufArgs:
+class GgufArgs:
+    """The GGUF model ``convert`` reads (its first argument)."""
+
     gguf: str = setting(help="a .gguf file, or a directory holding exactly one", positional=True)
 
 
 @dataclass
-class MergeArgs(OutDirArgs, _AdapterArgs):
-    """``leantrain llm merge-lora ADAPTER_DIR OUT_DIR`` (fields: the reverse MRO's order)."""
+class OutDirArgs:
+    """The new directory ``merge-lora`` and ``convert`` write a model to (their last argument)."""
 
-
-@dataclass
-class ConvertArgs(OutDirArgs, _GgufArgs):
-    """``leantrain llm convert GGUF OUT_DIR``."""
+    out_dir: str = setting(help="new directory for the written model", positional=True)
 
 
 def register() -> list[Command]:
@@ -58,7 +48,6 @@ def register() -> list[Command]:
             groups=("leantrain.llm.sft_config:SFTConfig",),
             light=_LIGHT,
             check=f"{_RUN}:check_first",
-            description="Supervised fine-tuning of a tactic generator.",
             trainer="leantrain.llm.sft_trainer:SFTTrainer",
             metrics=("eval_loss", "top1_accuracy", "topk_accuracy"),
             logger=llm,
@@ -71,15 +60,13 @@ def register() -> list[Command]:
             # leantrain-lean's settings of the lean reward: a bad --lean-project in a second
             light=(*_LIGHT, "leantrain.lean.args:LeanArgs"),
             check=f"{_RUN}:check_first_rl",
-            description="GRPO refinement of a tactic generator.",
             trainer="leantrain.llm.grpo_trainer:GRPOTrainer",
             metrics=("reward", "eval_loss", "top1_accuracy"),
             logger=llm,
         ),
         Command(
             "llm",
-            "tactic generator tools: 'leantrain llm eval', 'leantrain llm merge-lora', "
-            "'leantrain llm convert'",
+            "tactic generator tools: eval, merge-lora, convert",
             subcommands=(
                 Command(
                     "eval",
@@ -93,14 +80,13 @@ def register() -> list[Command]:
                     "merge-lora",
                     "merge a LoRA adapter (or a LoRA run's newest model) into its base model",
                     f"{_RUN}:merge_command",
-                    groups=(MergeArgs,),
-                    description="Merge a LoRA adapter into its base model: a plain model directory.",
+                    groups=(AdapterArgs, OutDirArgs),
                 ),
                 Command(
                     "convert",
                     "write a GGUF model (llama.cpp's format) as a plain model directory",
                     f"{_RUN}:convert_command",
-                    groups=(ConvertArgs,),
+                    groups=(GgufArgs, OutDirArgs),
                     description="Write a GGUF model as a plain model directory (safetensors, "
                     "tokenizer, chat template) that --model and from_pretrained load; needs "
                     "leantrain-llm[gguf].",

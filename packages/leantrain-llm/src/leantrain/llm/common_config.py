@@ -5,7 +5,6 @@ with core's (:mod:`leantrain.core.groups`) and leantrain-tactics' (:class:`Promp
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -13,8 +12,6 @@ from annotated_types import Ge, Gt, Lt
 from leantrain.core.config import AtLeast1, setting
 from leantrain.core.groups import Group, LifelongData, RunSwitches
 from leantrain.tactics.dataset_config import GuardArgs, PromptArgs, SplitArgs
-
-Split = Literal["train", "val", "test"]
 
 
 @dataclass
@@ -42,7 +39,7 @@ class TrainLimitArgs(Group):
 class TrainDataArgs(TrainLimitArgs):
     """Which splits a trainer learns from and evaluates on."""
 
-    train_split: Split = setting("train", "Split trained on.")
+    train_split: Literal["train", "val", "test"] = setting("train", "Split trained on.")
     eval_split: Literal["", "train", "val", "test"] = setting(
         "val", "Split evaluated after each repo ('' is --evaluate-each-repo false)."
     )
@@ -62,13 +59,10 @@ class LoraArgs(Group):
 
     def lora_config(self) -> Any:
         """The ``peft.LoraConfig`` these fields describe, or ``None`` without ``use_lora``."""
-        if not self.use_lora:
-            return None
         from leantrain.llm.lora import create_lora_config
 
-        return create_lora_config(
-            self.lora_r, self.lora_alpha, self.lora_dropout, self.lora_target_modules
-        )
+        args = (self.lora_r, self.lora_alpha, self.lora_dropout, self.lora_target_modules)
+        return create_lora_config(*args) if self.use_lora else None
 
 
 @dataclass
@@ -100,10 +94,13 @@ class LeanTrainArguments(
     both, as TRL composes its argument groups; ``output_dir`` and ``seed`` are TRL's."""
 
     num_train_epochs: float = setting(1.0, "Epochs over the merged data of each repo.")
+    gradient_checkpointing: bool | None = setting(
+        None, "Deprecated name of activation_checkpointing (transformers 5)."
+    )
 
     def check_group(self) -> None:
         """``eval_split: ''`` is ``evaluate_each_repo: false``."""
-        if self.eval_split == "":  # the spelling of earlier leantrain versions and the issues
+        if self.eval_split == "":
             self.evaluate_each_repo, self.eval_split = False, "val"
 
     def _resolve_precision(self) -> None:
@@ -114,8 +111,3 @@ class LeanTrainArguments(
             self.bf16 = bf16_supported()
             # left to the trainer: bf16 autocast on a CPU that has it (SFT's cpu_bf16)
             self.precision_auto = not self.bf16
-
-
-def world_size() -> int:
-    """Processes of this run (``torchrun`` / ``accelerate launch`` set ``WORLD_SIZE``)."""
-    return int(os.environ.get("WORLD_SIZE", "1"))

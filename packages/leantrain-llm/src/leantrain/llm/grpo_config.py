@@ -3,6 +3,7 @@ fields, the reward functions, the algorithm preset and a custom advantage functi
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
@@ -11,7 +12,7 @@ import trl
 from leantrain.core.config import setting, validate_fields
 from leantrain.core.errors import ConfigError
 from leantrain.lean.args import LeanArgs
-from leantrain.llm.common_config import LeanTrainArguments, world_size
+from leantrain.llm.common_config import LeanTrainArguments
 
 
 @dataclass
@@ -28,10 +29,9 @@ class GRPOConfig(
         "save_total_limit": 2,
     },
 ):
-    """Every ``trl.GRPOConfig`` option, plus leantrain's fields, ``reward_funcs``, ``algorithm``
-    and ``advantage_fn``, and how the ``lean`` reward reaches Lean (``lean_level`` and
-    leantrain-lean's :class:`LeanArgs`, whose ``backend`` is ``--lean-backend`` here). Batch settings are checked up front
-    (TRL needs ``batch × processes × steps_per_generation`` divisible by ``num_generations``)."""
+    """Every ``trl.GRPOConfig`` option, plus leantrain's groups, the rewards, the algorithm
+    preset, the advantage function and how the ``lean`` reward reaches Lean (``lean_level``;
+    leantrain-lean's :class:`LeanArgs`, whose ``backend`` is ``--lean-backend`` here)."""
 
     lean_level: Literal["tactic", "proof", "whole"] = setting(
         "tactic",
@@ -39,7 +39,6 @@ class GRPOConfig(
         "state, or finishes a re-checked proof), proof (a whole tactic script) or whole (the "
         "proof in a --mode whole reply; --mode whole implies it).",
     )
-
     output_dir: str | None = setting(
         "runs/grpo", "Run directory (manifest, one model per repo, logs)."
     )
@@ -56,22 +55,10 @@ class GRPOConfig(
         None,
         "Advantage function (registry name or 'module:function') replacing TRL's group normalisation.",
     )
-    gradient_checkpointing: bool | None = setting(
-        None, "Deprecated name of activation_checkpointing (transformers 5)."
-    )
-    activation_checkpointing: bool | None = setting(
-        None, "Recompute activations in backward to save memory (slower); off by default."
-    )
 
     def __post_init__(self) -> None:
         validate_fields(self)  # first: the ranges before anything reads the values
         self._whole_mode()
-        if self.backend == "replay" and self.mode != "whole":
-            raise ConfigError(
-                "--lean-backend replay: the lean reward asks Lean, and replay is no Lean backend",
-                hint="choose one of: repl, kimina, pantograph, leandojo (replay: --mode whole "
-                "only, where it accepts the traced proof)",
-            )
         if not self.reward_funcs:
             raise ConfigError(
                 "GRPO needs at least one reward function",
@@ -89,37 +76,41 @@ class GRPOConfig(
     def _whole_mode(self) -> None:
         """``--mode whole`` (whole-proof prompts, :mod:`leantrain.tactics.whole_proof`) implies
         ``lean_level: whole`` and takes ``whole_format`` for the tactic ``format`` reward of the
-        default rewards; ``--lean-level whole`` needs it; no retrieved premises."""
-        if self.mode != "whole":
-            if self.lean_level == "whole":
+        default rewards; ``--lean-level whole`` and ``--lean-backend replay`` need it; no
+        retrieved premises."""
+        if self.mode == "whole":
+            self.lean_level = "whole"
+            if self.reward_funcs == ["format", "reference_match"]:  # the defaults
+                self.reward_funcs = ["whole_format", "reference_match"]
+            if self.retriever:
                 raise ConfigError(
-                    "--lean-level whole judges whole-proof replies, and --mode is tactic",
-                    hint="add --mode whole, or use --lean-level tactic / proof",
+                    "--mode whole asks without retrieved premises, and --retriever is set",
+                    hint="leave --retriever out",
                 )
-            return
-        self.lean_level = "whole"
-        if self.reward_funcs == ["format", "reference_match"]:  # the defaults
-            self.reward_funcs = ["whole_format", "reference_match"]
-        if self.retriever:
+        elif self.lean_level == "whole":
             raise ConfigError(
-                "--mode whole asks without retrieved premises, and --retriever is set",
-                hint="leave --retriever out",
+                "--lean-level whole judges whole-proof replies, and --mode is tactic",
+                hint="add --mode whole, or use --lean-level tactic / proof",
+            )
+        elif self.backend == "replay":
+            raise ConfigError(
+                "--lean-backend replay: the lean reward asks Lean, and replay is no Lean backend",
+                hint="choose one of: repl, kimina, pantograph, leandojo (replay: --mode whole "
+                "only, where it accepts the traced proof)",
             )
 
     def _check_code(self) -> None:
         """Refuse unregistered ``module:attr`` names now (before anything is imported or run)
-        unless ``allow_code`` / ``LEANTRAIN_ALLOW_CODE=1``."""
-        from leantrain.core.registry import ADVANTAGES, ALGORITHMS, REWARDS
+        unless ``allow_code`` / ``LEANTRAIN_ALLOW_CODE=1`` (the algorithm's: ``ALGORITHMS.get``)."""
+        from leantrain.core.registry import ADVANTAGES, REWARDS
 
         specs = self.reward_funcs
-        for spec in [specs] if isinstance(specs, (str, Mapping)) else specs or []:
+        for spec in [specs] if isinstance(specs, (str, Mapping)) else specs:
             name = spec.get("name") if isinstance(spec, Mapping) else spec
             if isinstance(name, str):
                 REWARDS.check_code(name, allow_code=self.allow_code)
         if isinstance(self.advantage_fn, str):
             ADVANTAGES.check_code(self.advantage_fn, allow_code=self.allow_code)
-        if isinstance(self.algorithm, str):
-            ALGORITHMS.check_code(self.algorithm, allow_code=self.allow_code)
 
     def _apply_algorithm(self) -> None:
         if self.algorithm is None:
@@ -135,13 +126,14 @@ class GRPOConfig(
             setattr(self, key, value)
 
     def _check_batch(self) -> None:
-        """Fail early, with the fix, on batch settings TRL would reject or crash on."""
+        """Fail early, with the fix, on batch settings TRL would reject or crash on (it needs
+        ``batch × processes × steps_per_generation`` divisible by ``num_generations``)."""
         n = self.num_generations
         if n is None or n < 2:
             raise ConfigError(
                 f"num_generations must be at least 2 (GRPO compares completions of a prompt), got {n}"
             )
-        procs = world_size()
+        procs = int(os.environ.get("WORLD_SIZE", "1"))  # set by torchrun / accelerate launch
         steps = self.steps_per_generation or self.gradient_accumulation_steps
         if self.generation_batch_size is not None and self.steps_per_generation is None:
             total = self.generation_batch_size
@@ -153,19 +145,13 @@ class GRPOConfig(
                 f"({self.per_device_train_batch_size} × {procs} × {steps} = {total})"
             )
         if total % n:
-            fix_batch = (
-                -(-self.per_device_train_batch_size // n) * n if procs * steps == 1 else None
-            )
             divisors = [d for d in range(2, total + 1) if total % d == 0]
-            smaller = [d for d in divisors if d <= n]
-            options = [
-                f"num_generations={max(smaller) if smaller else min(divisors)}"
-                if divisors
-                else None
-            ]
-            if fix_batch:
-                options.append(f"per_device_train_batch_size={fix_batch}")
+            best = max((d for d in divisors if d < n), default=min(divisors, default=None))
+            options = [f"num_generations={best}"] if best else []
+            if procs * steps == 1:
+                batch = -(-self.per_device_train_batch_size // n) * n
+                options.append(f"per_device_train_batch_size={batch}")
             raise ConfigError(
                 f"{what} must be divisible by num_generations ({n})",
-                hint="set " + " or ".join(o for o in options if o),
+                hint="set " + " or ".join(options),
             )

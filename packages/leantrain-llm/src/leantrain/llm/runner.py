@@ -122,15 +122,15 @@ def evaluate_command(config: Any) -> dict[str, Any]:
     return evaluate_with_config(config)
 
 
-def merge_command(args: Any) -> dict[str, Any]:
+def merge_command(adapter: Any, out: Any) -> dict[str, Any]:
     """``leantrain llm merge-lora``."""
     from leantrain.llm.merge import merge_lora
 
-    return {"merged_model": str(merge_lora(args.adapter_dir, args.out_dir))}
+    return {"merged_model": str(merge_lora(adapter.adapter_dir, out.out_dir))}
 
 
-def convert_command(args: Any) -> dict[str, Any]:
+def convert_command(gguf: Any, out: Any) -> dict[str, Any]:
     """``leantrain llm convert``."""
     from leantrain.llm.gguf import convert_gguf
 
-    return convert_gguf(args.gguf, args.out_dir)
+    return convert_gguf(gguf.gguf, out.out_dir)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import trl
-from leantrain.core.config import AtLeast1, setting, validate_fields
+from leantrain.core.config import AtLeast1, setting
 from leantrain.llm.common_config import LeanTrainArguments
 
 
@@ -17,32 +17,20 @@ class SFTConfig(
     defaults={"logging_steps": 5, "save_steps": 50, "save_total_limit": 2, "max_length": 1024},
 ):
     """Every ``trl.SFTConfig`` / ``TrainingArguments`` option, plus leantrain's groups
-    (:class:`~leantrain.llm.common_config.LeanTrainArguments`).
-
-    Defaults differ from TRL's where TRL's fail or waste time on small CPU runs: ``bf16`` only on
-    a GPU that supports it, activation checkpointing only for models at least 256 wide, logs
-    every 5 steps, no hub, and length-grouped batches.
-    """
+    (:class:`~leantrain.llm.common_config.LeanTrainArguments`). Defaults differ from TRL's where
+    TRL's fail or waste time on small CPU runs (``bf16`` only on a GPU that supports it)."""
 
     output_dir: str | None = setting(
         "runs/sft", "Run directory (manifest, one model per repo, logs)."
-    )
-    gradient_checkpointing: bool | None = setting(
-        None, "Deprecated name of activation_checkpointing (transformers 5)."
     )
     activation_checkpointing: bool | None = setting(
         None,
         "Recompute activations in backward to save memory (slower). Unset: on for models with "
         "hidden size >= 256 (TRL's default), off for narrower (tiny) ones.",
     )
-    # Batches of similar length waste little on padding: 1.5-1.6x the tokens/s of random
-    # batches on CPU (BENCHMARKS.md), where padding_free/packing is slower without a varlen
-    # attention kernel. With flash attention on a GPU, padding_free=True is the faster choice.
-    # leantrain's group_by_length is not transformers' LengthGroupedSampler (longest rows of
-    # 50-batch megabatches first, so a short max_steps run trained on the longest rows of one
-    # sample): rows are length-sorted within windows of length_group_window batches, then the
-    # batches dealt in random order, so every prefix of a run is a fair sample
-    # (leantrain.llm.sampling).
+    # 1.5-1.6x the tokens/s of random batches on CPU (BENCHMARKS.md), where padding_free/packing
+    # is slower without a varlen attention kernel (on a GPU with flash attention, padding_free=True
+    # is faster). Not transformers' LengthGroupedSampler: see leantrain.llm.sampling.
     train_sampling_strategy: str = setting(
         "group_by_length",
         "Training sampler: 'group_by_length' (default: batches of rows of similar length, the "
@@ -62,7 +50,6 @@ class SFTConfig(
     )
 
     def __post_init__(self) -> None:
-        validate_fields(self)  # first: the ranges before anything reads the values
         self._resolve_precision()
         # unset: chosen by the model's width when training starts (transformers makes it False)
         self.checkpointing_auto = (

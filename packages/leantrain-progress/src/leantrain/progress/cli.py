@@ -7,49 +7,44 @@ were checked (:func:`~leantrain.progress.runner.check_train`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from leantrain.core.command import Command
 
 _RUN = "leantrain.progress.runner"
 _ARGS = "leantrain.progress.progress_arguments"
-_LOG = "leantrain.progress"
+
+
+def _sub(name: str, help: str, group: str, **kw: Any) -> Command:
+    run = f"{_RUN}:{name.replace('-', '_')}"
+    return Command(name, help, run, groups=(group,), logger="leantrain.progress", **kw)
 
 
 def register() -> list[Command]:
     """The ``progress`` command (entry point ``leantrain.commands``)."""
     sub = (
-        Command(
-            "make-data",
-            "turn traced theorems into progress rows (JSONL)",
-            f"{_RUN}:make_data",
-            groups=(f"{_ARGS}:MakeDataArgs",),
-            logger=_LOG,
+        _sub(
+            "make-data", "turn traced theorems into progress rows (JSONL)", f"{_ARGS}:MakeDataArgs"
         ),
-        Command(
+        _sub(
             "train",
             "train the steps-remaining model",
-            f"{_RUN}:train",
-            groups=("leantrain.progress.progress_config:ProgressConfig",),
+            "leantrain.progress.progress_config:ProgressConfig",
             light=(f"{_ARGS}:ProgressArguments",),
             check=f"{_RUN}:check_train",
-            description="Train the steps-remaining model.",
             trainer="leantrain.progress.progress_trainer:ProgressTrainer",
             metrics=("mse", "mae", "within_1"),
-            logger=_LOG,
         ),
-        Command(
+        _sub(
             "evaluate",
             "MSE / MAE / within-1 / per-bin MAE of a trained model on progress data",
-            f"{_RUN}:evaluate",
-            groups=(f"{_ARGS}:EvaluateArgs",),
+            f"{_ARGS}:EvaluateArgs",
             metrics=("mae", "mse"),
-            logger=_LOG,
         ),
-        Command(
+        _sub(
             "predict",
             "predict steps remaining for a goal and tactic(s); several --tactic are ranked",
-            f"{_RUN}:predict",
-            groups=(f"{_ARGS}:PredictArgs",),
-            logger=_LOG,
+            f"{_ARGS}:PredictArgs",
         ),
     )
     return [

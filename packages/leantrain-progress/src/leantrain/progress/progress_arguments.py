@@ -1,8 +1,6 @@
 """The setting groups of ``leantrain progress make-data|train|evaluate|predict``, without
-transformers: each setting declared once, so ``--data``, ``--split``, ``--model``,
-``--max_length`` and ``--batch_size`` mean the same in every subcommand that takes them.
-:class:`~leantrain.progress.progress_config.ProgressConfig` adds :class:`ProgressArguments` to
-``TrainingArguments``; ``progress train`` reads and checks them (and the data) first."""
+transformers (``progress train`` checks :class:`ProgressArguments` and the data before
+:class:`~leantrain.progress.progress_config.ProgressConfig` loads); each setting declared once."""
 
 from __future__ import annotations
 
@@ -15,20 +13,15 @@ from leantrain.core.errors import ConfigError
 from leantrain.core.groups import DataArgs, Group, LifelongData, RunSwitches, Seed
 
 TINY_MAX_LENGTH, PRETRAINED_MAX_LENGTH = 40, 512
-"""Default input tokens. 40 for ``tiny``: the summary line, the candidate tactic and the start of
-the conclusion. On the LB4 head + mathlib-sample random split (Huber loss, summary line, 6
-epochs) more of the goal let the model learn the training proofs' text instead of what
-generalises: best validation MAE 5.35 at 40 tokens, 5.40 at 64, 5.55 at 128; test MAE / MSE
-4.15 / 46.5 at 40 and 4.83 / 68.7 at 64 (median predictor 5.26 / 64.6)."""
-
-Split = Literal["train", "val", "test", "all"]
+"""Default input tokens. ``tiny``'s 40 hold the summary line, the candidate tactic and the start
+of the conclusion (more of the goal made validation and test MAE worse, see CHANGELOG.md)."""
 
 
 @dataclass
 class RowsArgs(DataArgs):
     """Which progress rows the data gives: a rows file as it is, traced theorems labelled."""
 
-    split: list[Split] = setting(
+    split: list[Literal["train", "val", "test", "all"]] = setting(
         ["train"], "Splits to read when the data is traced theorems (repeatable; 'all')."
     )
     split_strategy: Literal["random", "novel_premises"] = setting(
@@ -41,8 +34,7 @@ class RowsArgs(DataArgs):
 
 @dataclass
 class GivenRows(RowsArgs, defaults={"data_path": MISSING}):
-    """The data (progress rows .jsonl / .json, or traced theorems: a split .json, an export
-    dir), which the command cannot run without."""
+    """Required data: progress rows (.jsonl / .json) or traced theorems (a split, an export dir)."""
 
     def check_group(self) -> None:
         """An empty path is no data (it would read the working directory)."""
@@ -70,8 +62,7 @@ class ModelArgs(Group):
 
 @dataclass
 class PredictorArgs(ModelArgs, defaults={"model_name": None}):
-    """A trained progress model (``None``: ``$LEANPROGRESS_MODEL``) and its batches
-    (``evaluate``, ``predict``)."""
+    """A trained progress model (``None``: ``$LEANPROGRESS_MODEL``) and its batches."""
 
     batch_size: AtLeast1 = setting(32, "Rows per forward pass.")
 

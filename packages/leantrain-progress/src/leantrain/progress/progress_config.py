@@ -1,15 +1,11 @@
-"""``ProgressConfig``: transformers' ``TrainingArguments`` plus the progress model's groups.
-
-Filled from Python (``ProgressConfig(model_name="tiny")``), a dict (``config_from_dict``), YAML
-or CLI flags (``leantrain.core.parser``); ranges and aliases (``batch_size``, ``epochs``, ``lr``)
-of the inherited fields come from core's ``ENGINE_FIELDS``.
-"""
+"""``ProgressConfig``: transformers' ``TrainingArguments`` plus the progress model's groups
+(the inherited fields' ranges and aliases, e.g. ``batch_size``: core's ``ENGINE_FIELDS``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from leantrain.core.config import setting, validate_fields
+from leantrain.core.config import setting
 from leantrain.progress.progress_arguments import (
     PRETRAINED_MAX_LENGTH,
     TINY_MAX_LENGTH,
@@ -42,17 +38,13 @@ SEED_DEFAULTS = {
 
 @dataclass
 class ProgressConfig(ProgressArguments, TrainingArguments, defaults=SEED_DEFAULTS):
-    """Every ``TrainingArguments`` option, plus the progress model's data, model and ``tiny``
-    fields (:class:`~leantrain.progress.progress_arguments.ProgressArguments`). Defaults differ from transformers' where the seed's (LeanDojo-v2's) did: evaluate
-    and save every epoch, keep the lowest-MAE checkpoint, weight decay 0.01, length-grouped
-    batches; ``bf16`` only where a CUDA GPU supports it. Unlike the seed (``bert-base-uncased``,
-    learning rate 1e-5, 3 epochs on raw steps, which collapsed to a constant on Lean data): the
-    ``tiny`` model, a log1p-standardised target, 10 % warm-up, and a learning rate and epochs
-    that depend on the model (``tiny``: 1e-3, 6 epochs, 40 tokens; pretrained: 5e-5, 3 epochs,
-    512 tokens); a Huber loss (aims at the median, hence MAE) and a summary line of counts at
-    the start of each input (:mod:`leantrain.progress.summary`)."""
+    """Every ``TrainingArguments`` option, plus the progress model's own
+    (:class:`~leantrain.progress.progress_arguments.ProgressArguments`). Defaults are the seed's
+    (LeanDojo-v2's, :data:`SEED_DEFAULTS`) except where its model collapsed to a constant on Lean
+    data (``bert-base-uncased``, learning rate 1e-5, 3 epochs on raw steps): the ``tiny`` model,
+    a log1p-standardised target, a Huber loss, a summary line of counts at the start of each
+    input, and a learning rate, epochs and ``max_length`` that depend on the model."""
 
-    # -- TrainingArguments fields with the seed's defaults ------------------------------------
     output_dir: str | None = setting(
         "outputs", "Run directory: manifest, progress/NNN-<repo>/ models, exports."
     )
@@ -73,7 +65,6 @@ class ProgressConfig(ProgressArguments, TrainingArguments, defaults=SEED_DEFAULT
     def __post_init__(self) -> None:
         if isinstance(self.split, str):  # a Python keyword split="test"
             self.split = [self.split]
-        validate_fields(self)  # first: the ranges before anything reads the values
         tiny = self.model_name == TINY_NAME
         if self.learning_rate is None:
             self.learning_rate = TINY_LR if tiny else PRETRAINED_LR
