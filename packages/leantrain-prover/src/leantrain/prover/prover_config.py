@@ -55,13 +55,13 @@ PRESETS: dict[str, dict[str, Any]] = {
         "decoding": "beam",
     },
     # BFS-Prover (Xin et al. 2025; V2 keeps its search): a budget of 2048 x 2 x 600 — passes x
-    # sampled tactics per expansion x expansions — with length normalisation; one pass here
-    # (--attempts gives more), the wall-clock timeout left at ours
+    # sampled tactics per expansion x expansions — with length normalisation (depth exponent
+    # 1); one pass here (--attempts gives more), the wall-clock timeout left at ours
     "bfs-prover": {
         "num_sampled_tactics": 2,
         "max_expansions": 600,
         "decoding": "sample",
-        "length_normalize": True,
+        "depth_exponent": 1.0,
     },
 }
 """The settings each ``--preset`` fills (those not given explicitly)."""
@@ -79,7 +79,6 @@ class SearchArgs(Group):
     )
     max_nodes: AtLeast1 | None = setting(None, "Most distinct states per theorem (null: no limit).")
     timeout: Positive = setting(600.0, "Wall-clock seconds per theorem.")
-    length_normalize: bool = setting(False, "Same as depth_exponent 1 (the older spelling).")
     depth_exponent: NonNegative = setting(
         0.0, "Priority = path's tactic scores summed / depth**depth_exponent (0: the raw sum)."
     )
@@ -103,7 +102,7 @@ class SearchArgs(Group):
         None,
         "Fill the settings not given with an anchor's budget: reprover (k 64, no expansion cap, "
         "600 s, 512-token tactics, beam), bfs-prover (2 sampled tactics x 600 expansions, "
-        "length-normalised; its 2048 passes are --attempts).",
+        "depth exponent 1; its 2048 passes are --attempts).",
     )
     shard: str | None = setting(
         None,
@@ -239,10 +238,20 @@ class ProverConfig(
     and ``output_dir`` may be left out (a generator object, theorems given, no results
     written)."""
 
+    @classmethod
+    def moved_key(cls, key: str, value: Any) -> ConfigError | None:
+        """``length_normalize``, now ``depth_exponent`` 1: one line giving the new spelling
+        (core's hook for dicts, YAML and flags)."""
+        if key != "length_normalize":
+            return None
+        return ConfigError(
+            "'length_normalize' is now 'depth_exponent' (length_normalize: true is 1)",
+            hint="give --depth-exponent 1 (YAML: depth_exponent: 1), or leave it out",
+        )
+
     def check_group(self) -> None:
         """``backend`` is LeanArgs'; unset, prove's default is ``replay``. The whole-proof
-        settings are refused in tactic mode (they would be ignored); ``length_normalize`` is
-        ``depth_exponent`` 1: with another exponent, one line."""
+        settings are refused in tactic mode (they would be ignored)."""
         self.backend = self.backend_or("replay")
         whole_only = {"feedback_rounds": 0, "max_proof_tokens": 512}
         for key, default in whole_only.items():
@@ -252,15 +261,6 @@ class ProverConfig(
                     f"{flag} is a setting of --mode whole; a tactic search does not use it",
                     hint=f"add --mode whole, or leave {flag} out (tactics: --max-new-tokens)",
                 )
-        if self.length_normalize and self.depth_exponent not in (0.0, 1.0):
-            raise ConfigError(
-                f"length_normalize is depth_exponent 1, but depth_exponent is {self.depth_exponent}",
-                hint="give one of them",
-            )
-
-    def effective_depth_exponent(self) -> float:
-        """``depth_exponent``, or 1 with ``length_normalize``."""
-        return 1.0 if self.length_normalize else self.depth_exponent
 
     def tracked(self) -> dict[str, Any]:
         """The settings a resumed run must share with the run it continues."""
@@ -292,24 +292,16 @@ def finalize(config: ProverConfig) -> ProverConfig:
     return config
 
 
-def _required(name: str) -> Any:
-    """``ProverConfig``'s field ``name`` without its default (required on the command line)."""
-    f = ProverConfig.__dataclass_fields__[name]
-    return dataclasses.field(kw_only=True, metadata=f.metadata)
-
-
 @dataclass
-class ProveArgs(ProverConfig):
-    """Required: the generator, the theorems and the output directory.
-
-    ``leantrain prove``'s :class:`ProverConfig`, where these three have no default."""
-
-    generator: str = _required("generator")
-    data: str = _required("data")
-    output_dir: str = _required("output_dir")
+class ProveArgs(
+    ProverConfig, defaults=dict.fromkeys(("generator", "data", "output_dir"), dataclasses.MISSING)
+):
+    """``leantrain prove``'s :class:`ProverConfig`: the generator, the theorems and the output
+    directory are required."""
 
 
 def tracked_defaults() -> dict[str, Any]:
     """The tracked settings' defaults: a setting added since an older run recorded its config
-    is no change when it keeps its default (the older run resumes)."""
-    return ProverConfig().tracked()
+    is no change when it keeps its default, nor is one removed since that the older run
+    recorded at its default (``length_normalize: false``): the older run resumes."""
+    return {**ProverConfig().tracked(), "length_normalize": False}
