@@ -33,15 +33,11 @@ UNTRACKED_KEYS = frozenset(
         "url",
     ]
 )
-"""Settings that may change between a run and its resumption in the same output directory:
-they choose which theorems (and attempts: each attempt's seed is its own, so more attempts
-extend a run) are proved and where, not how (a changed search or model is an error, since the
-results would mix two configurations; ``device``, ``generation_batch_size`` and the engine
-change what a generator proposes, so they are tracked). ``preset`` is recorded through the
-settings it fills. ``num_workers`` and ``ray_address`` say how many provers run and where (a run
-resumes with more or fewer; which states share a generator call then depends on timing, as it
-does between two runs with the same count), ``repl_command`` and ``url`` how Lean is reached,
-not what is asked."""
+"""Settings a run may change when it resumes in the same output directory: which theorems and
+attempts are proved (each attempt has its own seed), where, by how many workers and how Lean is
+reached — not how (a changed search or model, ``device``, ``generation_batch_size`` or engine
+is an error: the results would mix two configurations). ``preset`` is recorded through the
+settings it fills."""
 
 PRESETS: dict[str, dict[str, Any]] = {
     # ReProver (Yang et al. 2023, prover/evaluate.py): 64 beams, no expansion cap, 600 s; its
@@ -74,9 +70,7 @@ class SearchArgs(Group):
     num_sampled_tactics: AtLeast1 = setting(
         8, "Tactics asked of the generator per expanded state.", aliases=("k",)
     )
-    max_expansions: AtLeast1 | None = setting(
-        100, "Most states expanded per theorem (null: no limit)."
-    )
+    max_expansions: AtLeast1 | None = setting(100, "Most expansions per theorem (null: no limit).")
     max_nodes: AtLeast1 | None = setting(None, "Most distinct states per theorem (null: no limit).")
     timeout: Positive = setting(600.0, "Wall-clock seconds per theorem.")
     depth_exponent: NonNegative = setting(
@@ -167,8 +161,7 @@ class ModelsArgs(Group):
     prompt_override: bool = setting(
         False,
         "Ask with the given system_prompt / retriever / num_premises / max_premise_chars even "
-        "where they differ from the generator's prompt.json (otherwise an error). Prompt "
-        "settings not given come from the generator's prompt.json.",
+        "where they differ from the generator's prompt.json (otherwise an error).",
     )
     device: str | None = setting(None, "cpu, cuda or cuda:N (default: cuda when available).")
 
@@ -215,9 +208,7 @@ class TheoremArgs(EvalSplitArgs):
         "Theorems: an export dir (leantrain export merge), a split dir or file, or a benchmark "
         "JSONL file (miniF2F / ProofNet / NuminaMath-LEAN rows).",
     )
-    theorems: list[str] = setting(
-        [], "Full names of the theorems to prove (repeatable; default: all)."
-    )
+    theorems: list[str] = setting([], "Theorems to prove, by full name (repeatable; default: all).")
     max_theorems: AtLeast1 | None = setting(None, "Prove at most this many theorems of the split.")
     progress_bar: bool = setting(True, "Show a bar over theorems.")
 
