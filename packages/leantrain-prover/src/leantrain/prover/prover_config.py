@@ -117,14 +117,12 @@ class SearchArgs(Group):
 
     def check_group(self) -> None:
         """A shard that is not ``i/n`` with ``0 <= i < n``: one line."""
-        if self.shard is not None:
-            m = re.fullmatch(r"(\d+)/(\d+)", self.shard)
-            index, count = (int(m[1]), int(m[2])) if m else (0, 0)
-            if not m or index >= count:
-                raise ConfigError(
-                    f"--shard {self.shard!r} is not i/n with 0 <= i < n",
-                    hint="e.g. --shard 0/4 … --shard 3/4 for four shards",
-                )
+        m = re.fullmatch(r"(\d+)/(\d+)", self.shard or "")
+        if self.shard is not None and not (m and int(m[1]) < int(m[2])):
+            raise ConfigError(
+                f"--shard {self.shard!r} is not i/n with 0 <= i < n",
+                hint="e.g. --shard 0/4 … --shard 3/4 for four shards",
+            )
 
 
 @dataclass
@@ -167,14 +165,12 @@ class ModelsArgs(Group):
 
     def check_group(self) -> None:
         """A device torch does not know, or CUDA on a machine without it: one line now."""
-        if self.device is None:
-            return
-        if not re.fullmatch(r"cpu|cuda(:\d+)?", self.device):
+        if self.device is not None and not re.fullmatch(r"cpu|cuda(:\d+)?", self.device):
             raise ConfigError(
                 f"--device {self.device!r} is no device of the prover",
                 hint="give cpu, cuda or cuda:N, or leave --device out",
             )
-        if self.device.startswith("cuda"):
+        if self.device and self.device.startswith("cuda"):
             import torch
 
             count = torch.cuda.device_count() if torch.cuda.is_available() else 0
@@ -244,9 +240,8 @@ class ProverConfig(
         """``backend`` is LeanArgs'; unset, prove's default is ``replay``. The whole-proof
         settings are refused in tactic mode (they would be ignored)."""
         self.backend = self.backend_or("replay")
-        whole_only = {"feedback_rounds": 0, "max_proof_tokens": 512}
-        for key, default in whole_only.items():
-            if self.mode == "tactic" and getattr(self, key) != default:
+        for key in ("feedback_rounds", "max_proof_tokens"):  # at their defaults in tactic mode
+            if self.mode == "tactic" and getattr(self, key) != getattr(SearchArgs, key):
                 flag = "--" + key.replace("_", "-")
                 raise ConfigError(
                     f"{flag} is a setting of --mode whole; a tactic search does not use it",
@@ -266,12 +261,10 @@ def finalize(config: ProverConfig) -> ProverConfig:
     from leantrain.core.parser import given
 
     if config.preset is not None:
-        named = given(config) or {
-            k
-            for k, f in ProverConfig.__dataclass_fields__.items()
-            if f.default is not dataclasses.MISSING and getattr(config, k) != f.default
-        }
-        for key, value in PRESETS[config.preset].items():
+        default = ProverConfig()
+        preset = PRESETS[config.preset]
+        named = given(config) or {k for k in preset if getattr(config, k) != getattr(default, k)}
+        for key, value in preset.items():
             if key not in named:
                 setattr(config, key, value)
     if config.attempts > 1 and config.decoding == "beam" and config.mode == "tactic":
