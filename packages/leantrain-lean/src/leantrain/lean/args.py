@@ -32,9 +32,7 @@ SEARCH_BACKENDS = ("repl", "pantograph", "leandojo")
 
 @dataclass
 class LeanArgs(Group):
-    """How Lean is reached: backend, REPL command and project, Kimina URL, timeouts, axioms.
-
-    One group composed by every command that asks Lean (``prove``, ``grpo``, ``verify``)."""
+    """How Lean is reached: backend, REPL command and project, Kimina URL, timeouts, axioms."""
 
     backend: BackendName | None = setting(
         None,

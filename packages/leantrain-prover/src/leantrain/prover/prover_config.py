@@ -67,9 +67,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 class SearchArgs(Group):
     """How the best-first search spends its budget and asks the generator."""
 
-    num_sampled_tactics: AtLeast1 = setting(
-        8, "Tactics asked of the generator per expanded state.", aliases=("k",)
-    )
+    num_sampled_tactics: AtLeast1 = setting(8, "Tactics asked per expanded state.", aliases=("k",))
     max_expansions: AtLeast1 | None = setting(100, "Most expansions per theorem (null: no limit).")
     max_nodes: AtLeast1 | None = setting(None, "Most distinct states per theorem (null: no limit).")
     timeout: Positive = setting(600.0, "Wall-clock seconds per theorem.")
@@ -80,12 +78,9 @@ class SearchArgs(Group):
         "sum", "A tactic's score: its tokens' log-probabilities summed, or their mean per token."
     )
     expansion_batch: AtLeast1 = setting(
-        1,
-        "Open states expanded together in one batched generator call (1: strict best-first order).",
+        1, "States expanded in one batched generator call (1: strict best-first order)."
     )
-    decoding: Literal["beam", "sample"] = setting(
-        "beam", "How the k tactics are generated: beam search or sampling."
-    )
+    decoding: Literal["beam", "sample"] = setting("beam", "How the k tactics are generated.")
     temperature: Positive = setting(1.0, "Sampling temperature.")
     max_new_tokens: AtLeast1 = setting(64, "Longest tactic, in tokens.")
     generation_batch_size: AtLeast1 = setting(8, "Most states per generate call.")

@@ -16,15 +16,13 @@ from leantrain.tactics.prompts import DEFAULT_MAX_PREMISE_CHARS, DEFAULT_SYSTEM_
 
 @dataclass
 class PromptArgs(Group):
-    """How each prompt is written: what is generated, system message, tactic rule and retrieved
-    premises."""
+    """How each prompt is written: mode, system message, tactic rule and retrieved premises."""
 
     mode: Literal["tactic", "whole"] = setting(
         "tactic",
         "What the generator writes: the next tactic of a proof state ('tactic'), or the whole "
         "proof of a theorem statement ('whole', leantrain.tactics.whole_proof).",
     )
-
     system_prompt: str | None = setting(
         None,
         "System message of every prompt (default: the model's prompt.json — for 'leantrain prove' "
@@ -74,9 +72,7 @@ class GuardArgs(Group):
 class EvalSplitArgs(Group):
     """Which split of the data is evaluated (``leantrain llm eval``) or proved (``prove``)."""
 
-    split: Literal["train", "val", "test"] = setting(
-        "test", "Split of the data to evaluate or prove."
-    )
+    split: Literal["train", "val", "test"] = setting("test", "Split evaluated or proved.")
 
 
 @dataclass

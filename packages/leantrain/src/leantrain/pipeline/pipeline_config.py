@@ -246,10 +246,10 @@ class PipelineArgs(RunName, RunSwitches, Seed, LifelongArgs, defaults={"seed": 4
 
 
 def _section_field(trainer: str) -> tuple[str, Any, Any]:
-    words = commands()[trainer][0] if trainer != PROVE else "prove"
-    extra = " (the pipeline sets generator, progress, data, split and output_dir)"
-    what = f"Keys of 'leantrain {words} --help'" + (extra if trainer == PROVE else "") + "."
-    return trainer, dict[str, Any] | None, setting(None, what)
+    what = f"Keys of 'leantrain {commands()[trainer][0]} --help'"
+    if trainer == PROVE:
+        what += f" (the pipeline sets {', '.join(PROVE_SET_BY_PIPELINE)})"
+    return trainer, dict[str, Any] | None, setting(None, what + ".")
 
 
 def make_pipeline_config() -> type:
