@@ -1,8 +1,6 @@
 """``ProverConfig``: every setting of ``leantrain prove`` and :class:`~leantrain.prover.Prover`,
-composed of groups: :class:`SearchArgs`, :class:`ModelsArgs`, :class:`TheoremArgs`,
-leantrain-tactics' :class:`PromptArgs` and :class:`SplitArgs`, core's ``Seed``, leantrain-lean's
-:class:`LeanArgs` (with ``backend``, default ``replay`` here). :class:`ProveArgs` is the
-command's: ``--generator``, ``--data`` and ``--output-dir`` required."""
+composed of this module's groups, leantrain-tactics' :class:`PromptArgs` and :class:`SplitArgs`,
+leantrain-lean's :class:`LeanArgs` and core's; :class:`ProveArgs` is the command's."""
 
 from __future__ import annotations
 

@@ -96,9 +96,7 @@ class RunName(Group):
     """Where a pipeline run lives."""
 
     name: str = setting("run", "Run name; the run directory defaults to ./leantrain-runs/<name>.")
-    run_dir: str | None = setting(
-        None, "Run directory (manifest, metrics.jsonl, checkpoints, report)."
-    )
+    run_dir: str | None = setting(None, "Run directory (manifest, metrics, checkpoints, report).")
 
     def check_group(self) -> None:
         """A plain name; a run directory that is not empty text."""
