@@ -28,13 +28,6 @@ class VerifyArgs(Group):
     )
 
 
-def run(argv: list[str]) -> int:
-    """``leantrain verify`` on ``argv`` (the registered command, for tests and scripts)."""
-    from leantrain.core.command import dispatch
-
-    return dispatch(register()[0], argv)
-
-
 def register() -> list[Command]:
     """The ``verify`` command of the ``leantrain`` CLI."""
     return [
