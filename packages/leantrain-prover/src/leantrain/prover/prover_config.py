@@ -273,8 +273,7 @@ def finalize(config: ProverConfig) -> ProverConfig:
 class ProveArgs(
     ProverConfig, defaults=dict.fromkeys(("generator", "data", "output_dir"), dataclasses.MISSING)
 ):
-    """``leantrain prove``'s :class:`ProverConfig`: the generator, the theorems and the output
-    directory are required."""
+    """Required: the generator, the theorems and the output directory."""
 
 
 def tracked_defaults() -> dict[str, Any]:
