@@ -19,9 +19,16 @@ from leantrain.lean import (
     build_backend,
     theorem_from_source,
 )
-from leantrain.lean.cli import run as verify_cli
+from leantrain.lean.cli import register
 
 FAKE = Path(__file__).parent / "fake_repl.py"
+
+
+def verify_cli(argv: list[str]) -> int:
+    """``leantrain verify`` on ``argv`` through core's dispatch (errors raised, not printed)."""
+    from leantrain.core.command import dispatch
+
+    return dispatch(register()[0], argv)
 
 
 def test_lean_args_defaults_and_one_line_errors():

@@ -235,3 +235,13 @@ def test_whole_proof_settings_refused_in_tactic_mode():
     with pytest.raises(ConfigError, match="--max-proof-tokens is a setting of --mode whole"):
         ProverConfig(max_proof_tokens=64)
     assert ProverConfig(mode="whole", feedback_rounds=1, max_proof_tokens=64).feedback_rounds == 1
+
+
+@pytest.mark.parametrize("shard", ["2/2", "x", "1/0", "1/", "-1/2"])
+def test_a_shard_that_is_not_i_of_n_is_one_line(shard):
+    from leantrain.core.errors import ConfigError
+    from leantrain.prover import ProverConfig
+
+    with pytest.raises(ConfigError, match=r"--shard '.*' is not i/n with 0 <= i < n"):
+        ProverConfig(shard=shard)
+    assert ProverConfig(shard="3/4").shard == "3/4"

@@ -12,9 +12,11 @@ from typing import Any, ClassVar
 import pytest
 import torch
 from leantrain.core.errors import ConfigError
+from leantrain.core.parser import parse
 from leantrain.prover import Prover, ReplayBackend
 from leantrain.prover.engines import VLLMGenerator, ct2_model, load_generator
 from leantrain.prover.generator import Candidate, ChatGenerator, HFGenerator
+from leantrain.prover.prover_config import ProveArgs
 from leantrain.tactics import DEFAULT_SYSTEM_PROMPT
 
 STATE = "n : ℕ\n⊢ n + 0 = n"
@@ -347,11 +349,18 @@ def test_a_mean_score_needs_a_generator_that_counts_tokens(nat_basics, tmp_path)
         _prove(nat_basics, tmp_path, tactic_score="mean")
 
 
-def test_length_normalize_is_depth_exponent_one(nat_basics, tmp_path):
-    assert _prove(nat_basics, tmp_path, length_normalize=True).settings.depth_exponent == 1.0
+def test_length_normalize_is_refused_naming_depth_exponent_one(nat_basics, tmp_path):
+    """``length_normalize`` (removed: a duplicate of ``depth_exponent`` 1) is one line giving
+    the new spelling, from Python keywords and from the command line."""
     assert _prove(nat_basics, tmp_path, depth_exponent=2).settings.depth_exponent == 2.0
-    with pytest.raises(ConfigError, match="length_normalize is depth_exponent 1"):
-        _prove(nat_basics, tmp_path, length_normalize=True, depth_exponent=2)
+    with pytest.raises(ConfigError, match="'length_normalize' is now 'depth_exponent'") as e:
+        _prove(nat_basics, tmp_path, length_normalize=True)
+    assert "--depth-exponent 1" in str(e.value)
+    with pytest.raises(ConfigError, match="'length_normalize' is now 'depth_exponent'"):
+        parse(
+            ProveArgs,
+            ["--generator", "g", "--data", "d", "--output-dir", "o", "--length-normalize"],
+        )
 
 
 def test_leanprogress_model_alone_turns_progress_on_and_the_flag_wins(

@@ -168,6 +168,21 @@ def test_a_changed_max_new_tokens_is_refused_too(nat_basics, tmp_path):
         _prover(nat_basics, out, Oracle(theorems), max_new_tokens=8)
 
 
+def test_a_run_recorded_with_a_removed_setting_at_its_default_resumes(nat_basics, tmp_path):
+    """A run recorded before ``length_normalize`` was removed (``false``: the default) resumes;
+    one recorded with ``true`` (then depth exponent 1) does not silently mix searches."""
+    theorems = load_split(nat_basics, "test")
+    out = tmp_path / "out"
+    _prover(nat_basics, out, Oracle(theorems), max_theorems=1).evaluate()
+    saved = out / "prover_config.json"
+    recorded = json.loads(saved.read_text())
+    saved.write_text(json.dumps({**recorded, "length_normalize": False}))
+    assert _prover(nat_basics, out, Oracle(theorems)).evaluate()["attempted"] == len(theorems)
+    saved.write_text(json.dumps({**recorded, "length_normalize": True}))
+    with pytest.raises(ConfigError, match=r"changed: length_normalize"):
+        _prover(nat_basics, out, Oracle(theorems))
+
+
 def test_the_generator_deadline_is_the_theorems_timeout(nat_basics):
     """An HF generator gets ``deadline`` = search start + ``timeout`` while a theorem is searched
     (its ``generate`` stops there) and ``None`` after."""

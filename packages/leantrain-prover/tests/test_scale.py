@@ -168,7 +168,9 @@ def test_beam_attempts_are_refused_and_presets_fill_what_is_not_given(nat_basics
     assert (cfg.max_expansions, cfg.timeout, cfg.max_new_tokens) == (None, 600.0, 512)
     cfg = finalize(parse(ProveArgs, [*base, "--preset", "bfs-prover", "--attempts", "4"]))
     assert (cfg.decoding, cfg.num_sampled_tactics, cfg.max_expansions) == ("sample", 2, 600)
-    assert cfg.length_normalize and cfg.attempts == 4
+    assert cfg.depth_exponent == 1.0 and cfg.attempts == 4
+    given = finalize(parse(ProveArgs, [*base, "--preset", "bfs-prover", "--depth-exponent", "2"]))
+    assert given.depth_exponent == 2.0  # given: the preset does not fill it
     prover = _prover(nat_basics, "", TracedOracle([]), preset="reprover", max_expansions=5)
     assert prover.settings.num_sampled_tactics == 64 and prover.settings.max_expansions == 5
 

@@ -49,7 +49,7 @@ def test_expands_the_most_probable_open_state_first_and_reconstructs_the_proof()
 
 
 def test_length_normalisation_changes_the_order():
-    """``depth_exponent`` 1 (``length_normalize``, SearchSettings' older field) divides by
+    """``depth_exponent`` 1 (SearchSettings' older field ``length_normalize``) divides by
     the depth."""
     script = {**SCRIPT, "B": [("b2", -0.9)]}  # B2: -1.4 in all, -0.7 per tactic
     _, gen_plain, _ = _search(script=script)

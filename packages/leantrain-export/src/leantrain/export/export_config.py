@@ -18,12 +18,8 @@ class ExportConfig(Seed, defaults={"seed": 3407}):
     """How the merged export splits theorems; ``seed`` seeds the split hashes (same seed, same
     splits). Fill it from Python, a dict, YAML or flags (``leantrain export merge``)."""
 
-    val_fraction: SplitFraction = setting(
-        0.2, "Fraction of theorems in val (LeanDojo-v2 default 0.2)."
-    )
-    test_fraction: SplitFraction = setting(
-        0.2, "Fraction of theorems in test (LeanDojo-v2 default 0.2)."
-    )
+    val_fraction: SplitFraction = setting(0.2, "Fraction of theorems in val (as LeanDojo-v2).")
+    test_fraction: SplitFraction = setting(0.2, "Fraction of theorems in test (as LeanDojo-v2).")
     novel_premise_rate: Fraction | None = setting(
         None,
         "Probability that a premise is held out in the novel_premises split; None calibrates it "

@@ -1,18 +1,13 @@
 """``LeanArgs``: the settings of a Lean backend, one group that every command asking Lean
 composes (``leantrain prove``, the GRPO ``lean`` reward, ``leantrain verify``), and
-:func:`build_backend`, which makes the backend a name chooses from them.
-
-The backend is chosen here too (``backend``, also ``--lean-backend``), declared once for every
-command; what a command accepts differs — ``prove`` also has ``replay`` (no Lean, its default),
-the reward only the Lean backends, ``verify`` only those that check whole proofs — and
-:func:`build_backend` says so in one line. Unset, each command takes its own default
-(:meth:`LeanArgs.backend_or`).
-"""
+:func:`build_backend`, which makes the backend a name chooses from them. ``backend`` is declared
+once; which names a command accepts (``choices``), and its default when none is given
+(:meth:`LeanArgs.backend_or`), are the command's."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,9 +32,7 @@ SEARCH_BACKENDS = ("repl", "pantograph", "leandojo")
 
 @dataclass
 class LeanArgs(Group):
-    """How Lean is reached: backend, REPL command and project, Kimina URL, timeouts, axioms.
-
-    One group composed by every command that asks Lean (``prove``, ``grpo``, ``verify``)."""
+    """How Lean is reached: backend, REPL command and project, Kimina URL, timeouts, axioms."""
 
     backend: BackendName | None = setting(
         None,
@@ -93,8 +86,6 @@ class LeanArgs(Group):
 
 def lean_args(obj: Any) -> LeanArgs:
     """The :class:`LeanArgs` fields of a config composing them, as a :class:`LeanArgs`."""
-    from dataclasses import fields
-
     return LeanArgs(**{f.name: getattr(obj, f.name) for f in fields(LeanArgs)})
 
 
@@ -124,7 +115,6 @@ def build_backend(
     if args.lean_project and (Path(args.lean_project) / "lean-toolchain").is_file():
         from leantrain.lean.toolchain import check_toolchain
 
-        # a project on a Lean version the backend does not support: one line, now
         check_toolchain(args.lean_project, name)
     if name == "repl":
         from leantrain.lean.repl import ReplBackend

@@ -14,15 +14,23 @@ Each proof is judged by :func:`leantrain.lean.soundness.check_proof`: ``proved``
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from leantrain.core.errors import DataError
 from leantrain.lean.contract import Backend, LeanTheorem
 from leantrain.lean.soundness import DEFAULT_ALLOWED_AXIOMS, Verdict, judge, screen_proof
 from leantrain.lean.theorems import split_statement
+
+if TYPE_CHECKING:
+    from leantrain.lean.args import LeanArgs
+    from leantrain.lean.cli import VerifyArgs
+
+EXIT_REJECTED = 1
+EXIT_UNCHECKED = 3
 
 
 def proof_item(
@@ -167,3 +175,45 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         **{s: counts.get(s, 0) for s in ("proved", "rejected", "timeout", "error")},
         "proved_rate": counts.get("proved", 0) / len(rows) if rows else 0.0,
     }
+
+
+def verify_command(args: VerifyArgs, lean: LeanArgs) -> int:
+    """Run ``leantrain verify …``: one JSON object on stdout, ``proofs`` (per proof: ``name``,
+    ``status``, ``reason``, ``axioms``) and ``summary`` (counts by status, ``proved_rate``); the
+    headline on stderr. Exit status: 0 when every proof is ``proved``; 1 when any proof is
+    ``rejected`` (Lean or the soundness rules refuse it); 3 when none is rejected but some could
+    not be checked (``timeout`` / ``error``: Lean did not answer); 2 for bad input, as every
+    ``leantrain`` command."""
+    from leantrain.lean.args import CHECK_BACKENDS, build_backend, check_choice
+    from leantrain.lean.theorems import ProjectSources
+
+    name = lean.backend_or("repl")
+    check_choice(name, CHECK_BACKENDS)
+    # an export's theorem (no header in its record) is read from --lean-project, as prove did
+    sources = ProjectSources(lean.lean_project) if lean.lean_project else None
+    records = load_proofs(args.proofs)
+    for i, r in enumerate(records):  # every record read before Lean is asked anything
+        proof_item(r, header=args.header, path=args.proofs, index=i, sources=sources)
+    backend = build_backend(name, lean, choices=CHECK_BACKENDS)
+    try:
+        rows = verify(
+            records,
+            backend,
+            header=args.header,
+            allowed_axioms=lean.allowed_axioms,
+            sources=sources,
+        )
+    finally:
+        backend.close()
+    summary = summarize(rows)
+    print(json.dumps({"proofs": rows, "summary": summary}, ensure_ascii=False, indent=2))
+    print(
+        f"verified with {name}: {summary['proved']}/{summary['total']} proved, "
+        f"{summary['rejected']} rejected, {summary['timeout'] + summary['error']} not checked",
+        file=sys.stderr,
+    )
+    if summary["rejected"]:
+        return EXIT_REJECTED
+    if summary["timeout"] or summary["error"]:
+        return EXIT_UNCHECKED
+    return 0

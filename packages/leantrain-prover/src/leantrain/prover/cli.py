@@ -13,19 +13,15 @@ def register() -> list[Command]:
     return [
         Command(
             "prove",
-            "prove theorems with the trained models (best-first search)",
+            "prove theorems with a trained tactic generator (best-first search)",
             "leantrain.prover.runner:prove_command",
             groups=("leantrain.prover.prover_config:ProveArgs",),
-            description="Prove theorems of an export with best-first search guided by a "
-            "trained tactic generator.",
             metrics=("replay_proof_rate", "proof_rate"),
         ),
         Command(
             "prove-merge",
-            "merge the output directories of 'prove --shard i/n' runs into one",
+            "merge the output dirs of 'prove --shard i/n' runs into one (summary recomputed)",
             "leantrain.prover.runner:merge_command",
             groups=("leantrain.prover.prover_config:MergeArgs",),
-            description="Concatenate the results of the shards of one proof run and "
-            "recompute its summary and proofs.",
         ),
     ]

@@ -314,7 +314,7 @@ class Prover:
             max_nodes=cfg.max_nodes,
             timeout=cfg.timeout,
             expansion_batch=cfg.expansion_batch,
-            depth_exponent=cfg.effective_depth_exponent(),
+            depth_exponent=cfg.depth_exponent,
             progress_weight=cfg.progress_weight,
             progress_input=cfg.progress_input,
         )

@@ -1,8 +1,6 @@
 """``ProverConfig``: every setting of ``leantrain prove`` and :class:`~leantrain.prover.Prover`,
-composed of groups: :class:`SearchArgs`, :class:`ModelsArgs`, :class:`TheoremArgs`,
-leantrain-tactics' :class:`PromptArgs` and :class:`SplitArgs`, core's ``Seed``, leantrain-lean's
-:class:`LeanArgs` (with ``backend``, default ``replay`` here). :class:`ProveArgs` is the
-command's: ``--generator``, ``--data`` and ``--output-dir`` required."""
+composed of this module's groups, leantrain-tactics' :class:`PromptArgs` and :class:`SplitArgs`,
+leantrain-lean's :class:`LeanArgs` and core's; :class:`ProveArgs` is the command's."""
 
 from __future__ import annotations
 
@@ -33,15 +31,11 @@ UNTRACKED_KEYS = frozenset(
         "url",
     ]
 )
-"""Settings that may change between a run and its resumption in the same output directory:
-they choose which theorems (and attempts: each attempt's seed is its own, so more attempts
-extend a run) are proved and where, not how (a changed search or model is an error, since the
-results would mix two configurations; ``device``, ``generation_batch_size`` and the engine
-change what a generator proposes, so they are tracked). ``preset`` is recorded through the
-settings it fills. ``num_workers`` and ``ray_address`` say how many provers run and where (a run
-resumes with more or fewer; which states share a generator call then depends on timing, as it
-does between two runs with the same count), ``repl_command`` and ``url`` how Lean is reached,
-not what is asked."""
+"""Settings a run may change when it resumes in the same output directory: which theorems and
+attempts are proved (each attempt has its own seed), where, by how many workers and how Lean is
+reached — not how (a changed search or model, ``device``, ``generation_batch_size`` or engine
+is an error: the results would mix two configurations). ``preset`` is recorded through the
+settings it fills."""
 
 PRESETS: dict[str, dict[str, Any]] = {
     # ReProver (Yang et al. 2023, prover/evaluate.py): 64 beams, no expansion cap, 600 s; its
@@ -55,13 +49,13 @@ PRESETS: dict[str, dict[str, Any]] = {
         "decoding": "beam",
     },
     # BFS-Prover (Xin et al. 2025; V2 keeps its search): a budget of 2048 x 2 x 600 — passes x
-    # sampled tactics per expansion x expansions — with length normalisation; one pass here
-    # (--attempts gives more), the wall-clock timeout left at ours
+    # sampled tactics per expansion x expansions — with length normalisation (depth exponent
+    # 1); one pass here (--attempts gives more), the wall-clock timeout left at ours
     "bfs-prover": {
         "num_sampled_tactics": 2,
         "max_expansions": 600,
         "decoding": "sample",
-        "length_normalize": True,
+        "depth_exponent": 1.0,
     },
 }
 """The settings each ``--preset`` fills (those not given explicitly)."""
@@ -71,15 +65,10 @@ PRESETS: dict[str, dict[str, Any]] = {
 class SearchArgs(Group):
     """How the best-first search spends its budget and asks the generator."""
 
-    num_sampled_tactics: AtLeast1 = setting(
-        8, "Tactics asked of the generator per expanded state.", aliases=("k",)
-    )
-    max_expansions: AtLeast1 | None = setting(
-        100, "Most states expanded per theorem (null: no limit)."
-    )
+    num_sampled_tactics: AtLeast1 = setting(8, "Tactics asked per expanded state.", aliases=("k",))
+    max_expansions: AtLeast1 | None = setting(100, "Most expansions per theorem (null: no limit).")
     max_nodes: AtLeast1 | None = setting(None, "Most distinct states per theorem (null: no limit).")
     timeout: Positive = setting(600.0, "Wall-clock seconds per theorem.")
-    length_normalize: bool = setting(False, "Same as depth_exponent 1 (the older spelling).")
     depth_exponent: NonNegative = setting(
         0.0, "Priority = path's tactic scores summed / depth**depth_exponent (0: the raw sum)."
     )
@@ -87,12 +76,9 @@ class SearchArgs(Group):
         "sum", "A tactic's score: its tokens' log-probabilities summed, or their mean per token."
     )
     expansion_batch: AtLeast1 = setting(
-        1,
-        "Open states expanded together in one batched generator call (1: strict best-first order).",
+        1, "States expanded in one batched generator call (1: strict best-first order)."
     )
-    decoding: Literal["beam", "sample"] = setting(
-        "beam", "How the k tactics are generated: beam search or sampling."
-    )
+    decoding: Literal["beam", "sample"] = setting("beam", "How the k tactics are generated.")
     temperature: Positive = setting(1.0, "Sampling temperature.")
     max_new_tokens: AtLeast1 = setting(64, "Longest tactic, in tokens.")
     generation_batch_size: AtLeast1 = setting(8, "Most states per generate call.")
@@ -103,7 +89,7 @@ class SearchArgs(Group):
         None,
         "Fill the settings not given with an anchor's budget: reprover (k 64, no expansion cap, "
         "600 s, 512-token tactics, beam), bfs-prover (2 sampled tactics x 600 expansions, "
-        "length-normalised; its 2048 passes are --attempts).",
+        "depth exponent 1; its 2048 passes are --attempts).",
     )
     shard: str | None = setting(
         None,
@@ -124,14 +110,12 @@ class SearchArgs(Group):
 
     def check_group(self) -> None:
         """A shard that is not ``i/n`` with ``0 <= i < n``: one line."""
-        if self.shard is not None:
-            m = re.fullmatch(r"(\d+)/(\d+)", self.shard)
-            index, count = (int(m[1]), int(m[2])) if m else (0, 0)
-            if not m or index >= count:
-                raise ConfigError(
-                    f"--shard {self.shard!r} is not i/n with 0 <= i < n",
-                    hint="e.g. --shard 0/4 … --shard 3/4 for four shards",
-                )
+        m = re.fullmatch(r"(\d+)/(\d+)", self.shard or "")
+        if self.shard is not None and not (m and int(m[1]) < int(m[2])):
+            raise ConfigError(
+                f"--shard {self.shard!r} is not i/n with 0 <= i < n",
+                hint="e.g. --shard 0/4 … --shard 3/4 for four shards",
+            )
 
 
 @dataclass
@@ -168,21 +152,18 @@ class ModelsArgs(Group):
     prompt_override: bool = setting(
         False,
         "Ask with the given system_prompt / retriever / num_premises / max_premise_chars even "
-        "where they differ from the generator's prompt.json (otherwise an error). Prompt "
-        "settings not given come from the generator's prompt.json.",
+        "where they differ from the generator's prompt.json (otherwise an error).",
     )
     device: str | None = setting(None, "cpu, cuda or cuda:N (default: cuda when available).")
 
     def check_group(self) -> None:
         """A device torch does not know, or CUDA on a machine without it: one line now."""
-        if self.device is None:
-            return
-        if not re.fullmatch(r"cpu|cuda(:\d+)?", self.device):
+        if self.device is not None and not re.fullmatch(r"cpu|cuda(:\d+)?", self.device):
             raise ConfigError(
                 f"--device {self.device!r} is no device of the prover",
                 hint="give cpu, cuda or cuda:N, or leave --device out",
             )
-        if self.device.startswith("cuda"):
+        if self.device and self.device.startswith("cuda"):
             import torch
 
             count = torch.cuda.device_count() if torch.cuda.is_available() else 0
@@ -216,9 +197,7 @@ class TheoremArgs(EvalSplitArgs):
         "Theorems: an export dir (leantrain export merge), a split dir or file, or a benchmark "
         "JSONL file (miniF2F / ProofNet / NuminaMath-LEAN rows).",
     )
-    theorems: list[str] = setting(
-        [], "Full names of the theorems to prove (repeatable; default: all)."
-    )
+    theorems: list[str] = setting([], "Theorems to prove, by full name (repeatable; default: all).")
     max_theorems: AtLeast1 | None = setting(None, "Prove at most this many theorems of the split.")
     progress_bar: bool = setting(True, "Show a bar over theorems.")
 
@@ -239,28 +218,28 @@ class ProverConfig(
     and ``output_dir`` may be left out (a generator object, theorems given, no results
     written)."""
 
+    @classmethod
+    def moved_key(cls, key: str, value: Any) -> ConfigError | None:
+        """``length_normalize``, now ``depth_exponent`` 1: one line giving the new spelling
+        (core's hook for dicts, YAML and flags)."""
+        if key != "length_normalize":
+            return None
+        return ConfigError(
+            "'length_normalize' is now 'depth_exponent' (length_normalize: true is 1)",
+            hint="give --depth-exponent 1 (YAML: depth_exponent: 1), or leave it out",
+        )
+
     def check_group(self) -> None:
         """``backend`` is LeanArgs'; unset, prove's default is ``replay``. The whole-proof
-        settings are refused in tactic mode (they would be ignored); ``length_normalize`` is
-        ``depth_exponent`` 1: with another exponent, one line."""
+        settings are refused in tactic mode (they would be ignored)."""
         self.backend = self.backend_or("replay")
-        whole_only = {"feedback_rounds": 0, "max_proof_tokens": 512}
-        for key, default in whole_only.items():
-            if self.mode == "tactic" and getattr(self, key) != default:
+        for key in ("feedback_rounds", "max_proof_tokens"):  # at their defaults in tactic mode
+            if self.mode == "tactic" and getattr(self, key) != getattr(SearchArgs, key):
                 flag = "--" + key.replace("_", "-")
                 raise ConfigError(
                     f"{flag} is a setting of --mode whole; a tactic search does not use it",
                     hint=f"add --mode whole, or leave {flag} out (tactics: --max-new-tokens)",
                 )
-        if self.length_normalize and self.depth_exponent not in (0.0, 1.0):
-            raise ConfigError(
-                f"length_normalize is depth_exponent 1, but depth_exponent is {self.depth_exponent}",
-                hint="give one of them",
-            )
-
-    def effective_depth_exponent(self) -> float:
-        """``depth_exponent``, or 1 with ``length_normalize``."""
-        return 1.0 if self.length_normalize else self.depth_exponent
 
     def tracked(self) -> dict[str, Any]:
         """The settings a resumed run must share with the run it continues."""
@@ -275,12 +254,10 @@ def finalize(config: ProverConfig) -> ProverConfig:
     from leantrain.core.parser import given
 
     if config.preset is not None:
-        named = given(config) or {
-            k
-            for k, f in ProverConfig.__dataclass_fields__.items()
-            if f.default is not dataclasses.MISSING and getattr(config, k) != f.default
-        }
-        for key, value in PRESETS[config.preset].items():
+        default = ProverConfig()
+        preset = PRESETS[config.preset]
+        named = given(config) or {k for k in preset if getattr(config, k) != getattr(default, k)}
+        for key, value in preset.items():
             if key not in named:
                 setattr(config, key, value)
     if config.attempts > 1 and config.decoding == "beam" and config.mode == "tactic":
@@ -292,24 +269,15 @@ def finalize(config: ProverConfig) -> ProverConfig:
     return config
 
 
-def _required(name: str) -> Any:
-    """``ProverConfig``'s field ``name`` without its default (required on the command line)."""
-    f = ProverConfig.__dataclass_fields__[name]
-    return dataclasses.field(kw_only=True, metadata=f.metadata)
-
-
 @dataclass
-class ProveArgs(ProverConfig):
-    """Required: the generator, the theorems and the output directory.
-
-    ``leantrain prove``'s :class:`ProverConfig`, where these three have no default."""
-
-    generator: str = _required("generator")
-    data: str = _required("data")
-    output_dir: str = _required("output_dir")
+class ProveArgs(
+    ProverConfig, defaults=dict.fromkeys(("generator", "data", "output_dir"), dataclasses.MISSING)
+):
+    """Required: the generator, the theorems and the output directory."""
 
 
 def tracked_defaults() -> dict[str, Any]:
     """The tracked settings' defaults: a setting added since an older run recorded its config
-    is no change when it keeps its default (the older run resumes)."""
-    return ProverConfig().tracked()
+    is no change when it keeps its default, nor is one removed since that the older run
+    recorded at its default (``length_normalize: false``): the older run resumes."""
+    return {**ProverConfig().tracked(), "length_normalize": False}

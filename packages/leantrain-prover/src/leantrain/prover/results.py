@@ -76,14 +76,11 @@ def _append(path: Path, rows: list[dict[str, Any]]) -> None:
 def _changed(
     old: Mapping[str, Any], new: Mapping[str, Any], defaults: Mapping[str, Any] | None = None
 ) -> list[str]:
-    """Keys whose values differ; a key an older run did not record is unchanged when the new
-    value is its default (a setting added since keeps older runs resumable)."""
+    """Keys whose values differ, a key one side did not record read as its default: a setting
+    added since an older run, or removed since, keeps that run resumable at its default."""
     defaults = defaults or {}
     return sorted(
-        k
-        for k in set(old) | set(new)
-        if old.get(k) != new.get(k)
-        and not (k not in old and k in defaults and new.get(k) == defaults[k])
+        k for k in set(old) | set(new) if old.get(k, defaults.get(k)) != new.get(k, defaults.get(k))
     )
 
 

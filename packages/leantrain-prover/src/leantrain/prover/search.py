@@ -12,7 +12,7 @@ are still tried (one may finish the proof); a search that then runs out of open 
 Priority of a node: the cumulative score of the tactics on the path that first reached it
 (each tactic's score is the generator's: the sum of its token log-probabilities, or their
 per-token mean with ``tactic_score: mean``), divided by ``depth ** depth_exponent`` (0: the raw
-sum, ReProver's; 1: ``length_normalize``; 2: BFS-Prover-V2's); with a progress model,
+sum, ReProver's; 1: length-normalised; 2: BFS-Prover-V2's); with a progress model,
 ``that − progress_weight × predicted steps remaining`` (LeanProgress), predicted for the parent
 goal and the tactic (``progress_input: parent``) or for the state Lean returned (``child``).
 Both terms of every expanded node are kept in :attr:`SearchResult.trace`. Ties are broken by

@@ -16,19 +16,17 @@ from leantrain.tactics.prompts import DEFAULT_MAX_PREMISE_CHARS, DEFAULT_SYSTEM_
 
 @dataclass
 class PromptArgs(Group):
-    """How each prompt is written: what is generated, system message, tactic rule and retrieved
-    premises."""
+    """How each prompt is written: mode, system message, tactic rule and retrieved premises."""
 
     mode: Literal["tactic", "whole"] = setting(
         "tactic",
         "What the generator writes: the next tactic of a proof state ('tactic'), or the whole "
         "proof of a theorem statement ('whole', leantrain.tactics.whole_proof).",
     )
-
     system_prompt: str | None = setting(
         None,
-        "System message of every prompt (default: the model's prompt.json, for 'leantrain prove' "
-        "the generator's prompt.json, else leantrain.tactics' prompt; '': none).",
+        "System message of every prompt (default: the model's prompt.json — for 'leantrain prove' "
+        "the generator's — else leantrain.tactics' prompt; '': none).",
     )
     first_line_only: bool = setting(
         False, "Keep only the first line of multi-line tactics (LeanDojo-v2's behaviour)."
@@ -36,9 +34,8 @@ class PromptArgs(Group):
     retriever: str | None = setting(
         None,
         "Premise retriever (a leantrain retrieval run or saved retriever dir): its num_premises "
-        "best accessible premises of each state lead the prompt, as 'leantrain prove' asks "
-        "(needs leantrain-tactics[retrieval]). Default: the one of the model's prompt.json (for "
-        "'leantrain prove' the generator's prompt.json), else none; '': none.",
+        "best accessible premises of each state lead the prompt (needs "
+        "leantrain-tactics[retrieval]). Default: the model's prompt.json's, else none; '': none.",
     )
     num_premises: AtLeast1 = setting(10, "Retrieved premises per prompt (with --retriever).")
     max_premise_chars: AtLeast1 = setting(
@@ -75,9 +72,7 @@ class GuardArgs(Group):
 class EvalSplitArgs(Group):
     """Which split of the data is evaluated (``leantrain llm eval``) or proved (``prove``)."""
 
-    split: Literal["train", "val", "test"] = setting(
-        "test", "Split of the data to evaluate or prove."
-    )
+    split: Literal["train", "val", "test"] = setting("test", "Split evaluated or proved.")
 
 
 @dataclass
@@ -88,16 +83,12 @@ class TacticDatasetConfig(PromptArgs, SplitArgs):
     dedup: bool = setting(False, "Drop repeated (proof state, tactic) pairs, keeping the first.")
     max_samples: AtLeast1 | None = setting(None, "Stop after this many examples (None: all).")
     skip_sorry: bool = setting(True, "Skip tactics that use `sorry` or `admit`.")
-    max_state_chars: AtLeast1 | None = setting(
-        None, "Skip states longer than this many characters."
-    )
-    chunk_chars: Annotated[int, Ge(16)] = setting(
-        1 << 20, "Characters read at a time from a JSON array."
-    )
+    max_state_chars: AtLeast1 | None = setting(None, "Skip states over this many characters.")
+    chunk_chars: Annotated[int, Ge(16)] = setting(1 << 20, "Characters per read of a JSON array.")
 
     def check_group(self) -> None:
         """An empty retriever is none (dropped on purpose); no system prompt is the default."""
         if self.retriever is not None and not self.retriever.strip():
-            self.retriever = None  # an empty --retriever "": no retriever (dropped on purpose)
+            self.retriever = None
         if self.system_prompt is None:
             self.system_prompt = DEFAULT_SYSTEM_PROMPT

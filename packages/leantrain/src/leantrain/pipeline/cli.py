@@ -19,8 +19,6 @@ def register() -> list[Command]:
             "run the whole pipeline on the sample data with tiny models (offline, CPU, minutes)",
             f"{_C}:demo",
             groups=(f"{_C}:DemoArgs", _OUT),
-            description="Run the whole pipeline on the shipped sample data with tiny models "
-            "(offline, CPU).",
             **run,
         ),
         Command(
@@ -40,10 +38,8 @@ def register() -> list[Command]:
         ),
         Command(
             "compare",
-            "two runs side by side: final metrics and forgetting",
+            "two runs side by side: final metrics and forgetting (ACC, BWT), B minus A",
             f"{_C}:compare",
             groups=(f"{_C}:CompareArgs",),
-            description="Two runs side by side: final metrics and forgetting (ACC, BWT), "
-            "B minus A.",
         ),
     ]

@@ -1,11 +1,9 @@
 """Configuration of an end-to-end lifelong run (:class:`PipelineConfig`).
 
-The trainers are those of the one command registry (:mod:`leantrain.core.command`): every
-installed command that declares a ``trainer`` (``leantrain sft``, ``leantrain retrieval train``
-…) is a trainer of the pipeline under its command's name, with a section of that name whose keys
-are its command's config class (``sft:``, ``retrieval:``), built when the config is loaded: a
-bad key in ``progress:`` fails in seconds, naming the key, before anything is imported or
-trained. The ``prove:`` section (the optional ``prove`` stage, the pipeline's own) is
+Every installed command that declares a ``trainer`` (:mod:`leantrain.core.command`) is a trainer
+of the pipeline, with a section of its name (``sft:``, ``retrieval:``) holding its command's
+config keys, built when the config is loaded: a bad key fails in seconds, naming the key, before
+anything is imported or trained. The pipeline's own ``prove:`` section is
 :class:`leantrain.prover.ProverConfig`, built the same way.
 """
 
@@ -38,7 +36,6 @@ PROVE_SET_BY_PIPELINE = {
 
 _NAME = re.compile(r"[A-Za-z0-9._-]+")
 """A run name: one plain path component (no separators; '.' and '..' are refused too)."""
-
 
 IMPORTS_NAME = "imports.json"
 """What a run directory records of its imported sources (then they are not re-read)."""
@@ -94,26 +91,12 @@ def _is_trace_source(source: str) -> bool:
     return source != "sample" and "@" in source and not Path(source).exists()
 
 
-def check_sources(sources: list[str]) -> None:
-    """Raise :class:`ConfigError` for the first source that is a local path and does not exist
-    (when the config is built: before the run directory is created or any engine imported)."""
-    for source in sources:
-        if source != "sample" and not _is_trace_source(source) and not Path(source).exists():
-            raise ConfigError(
-                f"source {source!r} in 'sources' does not exist",
-                hint="give 'sample', an export directory, a dynamic_database.json "
-                "or URL@COMMIT to trace",
-            )
-
-
 @dataclass
 class RunName(Group):
     """Where a pipeline run lives."""
 
     name: str = setting("run", "Run name; the run directory defaults to ./leantrain-runs/<name>.")
-    run_dir: str | None = setting(
-        None, "Run directory (manifest, metrics.jsonl, checkpoints, report)."
-    )
+    run_dir: str | None = setting(None, "Run directory (manifest, metrics, checkpoints, report).")
 
     def check_group(self) -> None:
         """A plain name; a run directory that is not empty text."""
@@ -170,14 +153,15 @@ class PipelineArgs(RunName, RunSwitches, Seed, LifelongArgs, defaults={"seed": 4
             raise ConfigError(
                 "'sources' is empty", hint="give at least one source, e.g. sources: [sample]"
             )
-        if not (self.resolved_run_dir / IMPORTS_NAME).is_file():  # imported: not re-read
-            check_sources(list(self.sources))
-        grpo_section = getattr(self, "grpo", None)
-        if (
-            "grpo" in self.trainers
-            and "sft" not in self.trainers
-            and not (grpo_section or {}).get("model_name")
-        ):
+        gone = [s for s in self.sources if s != "sample" and "@" not in s and not Path(s).exists()]
+        if gone and not (self.resolved_run_dir / IMPORTS_NAME).is_file():  # imported: not re-read
+            raise ConfigError(
+                f"source {gone[0]!r} in 'sources' does not exist",
+                hint="give 'sample', an export directory, a dynamic_database.json or URL@COMMIT "
+                "to trace",
+            )
+        grpo_alone = "grpo" in self.trainers and "sft" not in self.trainers
+        if grpo_alone and not _key(getattr(self, "grpo", None), "model_name"):
             raise ConfigError(
                 "'grpo' without 'sft' needs grpo.model_name",
                 hint="add 'sft' before 'grpo' or set grpo: {model_name: …}",
@@ -209,7 +193,7 @@ class PipelineArgs(RunName, RunSwitches, Seed, LifelongArgs, defaults={"seed": 4
                 f"'prove' uses the models of '{late[0]}', which comes after it in 'trainers'",
                 hint="put 'prove' last, e.g. trainers: [sft, grpo, retrieval, progress, prove]",
             )
-        modes = {t: _mode(getattr(self, t, None)) for t in (generator, PROVE)}
+        modes = {t: _key(getattr(self, t, None), "mode", "tactic") for t in (generator, PROVE)}
         if modes[generator] != modes[PROVE]:
             raise ConfigError(
                 f"'prove' has mode {modes[PROVE]} and proves with the models of '{generator}', "
@@ -260,10 +244,10 @@ class PipelineArgs(RunName, RunSwitches, Seed, LifelongArgs, defaults={"seed": 4
 
 
 def _section_field(trainer: str) -> tuple[str, Any, Any]:
-    words = commands()[trainer][0] if trainer != PROVE else "prove"
-    extra = " (the pipeline sets generator, progress, data, split and output_dir)"
-    what = f"Keys of 'leantrain {words} --help'" + (extra if trainer == PROVE else "") + "."
-    return trainer, dict[str, Any] | None, setting(None, what)
+    what = f"Keys of 'leantrain {commands()[trainer][0]} --help'"
+    if trainer == PROVE:
+        what += f" (the pipeline sets {', '.join(PROVE_SET_BY_PIPELINE)})"
+    return trainer, dict[str, Any] | None, setting(None, what + ".")
 
 
 def make_pipeline_config() -> type:
@@ -283,8 +267,8 @@ PipelineConfig = make_pipeline_config()
 """The pipeline's settings (:class:`PipelineArgs`) and one section per registered trainer."""
 
 
-def _mode(section: Any) -> str:
-    """A section's ``mode`` (``tactic`` or ``whole``; a dict or a built config)."""
+def _key(section: Any, key: str, default: Any = None) -> Any:
+    """A section's ``key`` (the section: a dict, a built config or none)."""
     if isinstance(section, Mapping):
-        return str(section.get("mode", "tactic"))
-    return str(getattr(section, "mode", "tactic"))
+        return section.get(key, default)
+    return getattr(section, key, default)
