@@ -35,6 +35,9 @@ def test_user_yaml_and_overrides_win_over_the_algorithm(small):
         ({"data": {"train_batch_sze": 4}}, "did you mean 'data.train_batch_size'"),
         ({"actor_rollout_ref": {"actor": {"ppo_mini_batch": 4}}}, "ppo_mini_batch_size"),
         ({"trainerr": {}}, "did you mean 'trainer'"),
+        # no close leaf in its own section: the section's keys (``optim`` among them), not a
+        # full-path near miss such as 'actor_rollout_ref.actor.qat'
+        ({"actor_rollout_ref": {"actor": {"lr": 1e-6}}}, r"valid keys of .*\boptim\b"),
     ],
 )
 def test_unknown_keys_name_the_closest(data, message):

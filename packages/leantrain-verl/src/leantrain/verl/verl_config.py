@@ -9,13 +9,14 @@ VERL would find only after Ray and the workers have started.
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 import importlib.util
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from leantrain.core.config import parse_yaml, read_yaml_file, suggest
+from leantrain.core.config import parse_yaml, read_yaml_file
 from leantrain.core.errors import ConfigError, MissingDependencyError
 from leantrain.verl.algorithms import GROUP_ESTIMATORS, algorithm_overrides
 
@@ -74,11 +75,15 @@ def _set(cfg: Any, key: str, value: Any, source: str) -> None:
     if _is_open(key):  # force_add: past the struct flag
         OmegaConf.update(cfg, key, value, merge=True, force_add=True)
         return
-    parent = key.rpartition(".")[0]
+    parent, _, leaf = key.rpartition(".")
     node = OmegaConf.select(cfg, parent) if parent else cfg
-    valid = [f"{parent}.{n}" if parent else str(n) for n in node] if hasattr(node, "keys") else []
-    if key not in valid:
-        raise ConfigError(f"{source}: unknown VERL key '{key}'", hint=suggest(key, valid))
+    names = [str(n) for n in node] if hasattr(node, "keys") else []
+    if leaf not in names:  # the leaf matched among its own section's keys, else the section's
+        close = difflib.get_close_matches(leaf, names, n=1, cutoff=0.6)
+        where = f"'{parent}'" if parent else "the top level"
+        hint = f"valid keys of {where}: {', '.join(sorted(names))}"
+        hint = f"did you mean '{parent + '.' if parent else ''}{close[0]}'?" if close else hint
+        raise ConfigError(f"{source}: unknown VERL key '{key}'", hint=hint)
     OmegaConf.update(cfg, key, value, merge=True)
 
 
@@ -143,7 +148,8 @@ def compose_config(
     cfg = base_config()
     items = overrides if isinstance(overrides, Mapping) else parse_overrides(overrides or ())
     if isinstance(user, (str, Path)):
-        source, user = source or str(user), load_user_yaml(user)
+        source = source or str(user)
+        user = load_user_yaml(user)
     ours = ("leantrain", "verifier")  # the manager's sections
     sections = {k: v for k, v in _flatten(user or {}).items() if k.partition(".")[0] not in ours}
     for where, values in (
@@ -232,10 +238,11 @@ def validate_config(cfg: Any, *, need_data: bool = True) -> None:
                 hint="make train_batch_size × n a multiple of the GPU count",
             )
         mini = positive_int(f"{actor}.ppo_mini_batch_size")
-        if train_bs % mini:  # also when train_bs < mini: no PPO update could be made
+        if train_bs % mini:
+            why = "no PPO update" if train_bs < mini else "the last mini-batch would be partial"
             raise ConfigError(
                 f"VERL config: data.train_batch_size ({train_bs}) is not divisible by "
-                f"{actor}.ppo_mini_batch_size ({mini})",
+                f"{actor}.ppo_mini_batch_size ({mini}): {why}",
                 hint=f"set {actor}.ppo_mini_batch_size ≤ {train_bs}, a divisor of it",
             )
         dp = max(n_gpus // sp, 1)
@@ -247,10 +254,13 @@ def validate_config(cfg: Any, *, need_data: bool = True) -> None:
                 hint="raise ppo_mini_batch_size or rollout.n, or use fewer GPUs",
             )
         micro_keys = [f"{actor}.ppo", f"{rollout}.log_prob", "actor_rollout_ref.ref.log_prob"]
-        for key in micro_keys + ["critic.ppo"] * bool(needs_critic):
+        if needs_critic:
+            micro_keys.append("critic.ppo")
+        for key in micro_keys:
             if _unset(cfg, f"{key}_micro_batch_size"):
+                why = " (a critic is used)" if key == "critic.ppo" else ""
                 raise ConfigError(
-                    f"VERL config: set {key}_micro_batch_size_per_gpu",
+                    f"VERL config: set {key}_micro_batch_size_per_gpu{why}",
                     hint=f"e.g. a divisor of {per_rank} (the responses per GPU in a mini-batch)",
                 )
         micro = _get(cfg, f"{actor}.ppo_micro_batch_size_per_gpu")
