@@ -61,16 +61,6 @@ def load(ref: Ref) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
-def show_logs(name: str = "leantrain", level: int = logging.INFO) -> None:
-    """Log lines of logger ``name`` as plain messages on stderr (stdout stays the result)."""
-    logger = logging.getLogger(name)
-    if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        logger.addHandler(handler)
-        logger.setLevel(level)
-
-
 def print_json(result: Any) -> None:
     """A command's result as indented JSON on stdout."""
     print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
@@ -114,7 +104,12 @@ def dispatch(cmd: Command, argv: Sequence[str], prog: str | None = None) -> int:
     configs = parse(
         tuple(map(load, cmd.groups)), argv, prog=prog, description=cmd.description or cmd.help
     )
-    show_logs(cmd.logger)
+    logger = logging.getLogger(cmd.logger)
+    if not logger.handlers:  # its lines as plain messages on stderr (stdout is the result)
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
     result = load(cmd.run)(*configs)
     if isinstance(result, dict):
         print_json(result)
@@ -122,4 +117,4 @@ def dispatch(cmd: Command, argv: Sequence[str], prog: str | None = None) -> int:
     return int(result or 0)
 
 
-__all__ = ["Command", "dispatch", "load", "print_json", "show_logs", "usage"]
+__all__ = ["Command", "dispatch", "load", "print_json", "usage"]
