@@ -18,7 +18,7 @@ import dataclasses
 import inspect
 import re
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, NoReturn, TypeVar
 
 from leantrain.core import config as c
@@ -113,11 +113,10 @@ def build_parser(
     *,
     prog: str | None = None,
     description: str | None = None,
-    aliases: Mapping[str, str] | None = None,
     given: Sequence[str] = (),
 ) -> ArgumentParser:
     """The argparse parser of ``groups``' fields (``given``: fields a ``--config`` file sets,
-    so not required on the command line; ``aliases``: extra flag names → fields)."""
+    so not required on the command line)."""
     parser = ArgumentParser(prog=prog, description=description, allow_abbrev=False)
     own_config = any("config" in c.config_fields(g) for g in groups)  # a group's own file
     needed = any(getattr(g, "config_required", False) for g in groups)  # a class's own hook
@@ -130,7 +129,7 @@ def build_parser(
         )
     sections: dict[tuple[type, str], Any] = {}
     for cls in groups:
-        extra = {**c.aliases_of(cls), **{a: f for a, f in (aliases or {}).items()}}
+        aliases = c.aliases_of(cls)
         for name, f in c.config_fields(cls).items():
             owner = _owner(cls, name)
             top = owner.__module__.split(".")[0]
@@ -161,7 +160,7 @@ def build_parser(
                     kw["nargs"] = "+" if required else "*"
                 sections[(owner, top)].add_argument(metavar=name.upper(), **kw)
                 continue
-            names = [*_flag(name), *(s for a, t in extra.items() if t == name for s in _flag(a))]
+            names = [*_flag(name), *(s for a, t in aliases.items() if t == name for s in _flag(a))]
             kw.update(nargs="?", const="true", metavar="BOOL") if is_bool else kw.update(
                 metavar=metavar
             )
@@ -247,7 +246,6 @@ def parse(
     *,
     prog: str | None = None,
     description: str | None = None,
-    aliases: Mapping[str, str] | None = None,
     known_only: bool = False,
 ) -> Any:
     """Instances of ``groups`` (one class: one instance; a tuple: a tuple) from ``--config
@@ -277,11 +275,7 @@ def parse(
             values[g] = c.typed_values(g, c.resolve(g, values[g], source=path), source=path)
     given = [k for g in groups for k in values[g]]
     parser = build_parser(
-        groups,
-        prog=prog or groups[0].__name__,
-        description=description,
-        aliases=aliases,
-        given=given,
+        groups, prog=prog or groups[0].__name__, description=description, given=given
     )
     ns, extras = parser.parse_known_args(_join_values(parser, argv))
     if extras and not known_only:
@@ -315,8 +309,3 @@ def given(cfg: Any) -> frozenset[str]:
 def parse_cli(cls: type[C], argv: Sequence[str], **kw: Any) -> C:
     """One config class from ``argv``: :func:`parse` of one group."""
     return parse(cls, argv, **kw)
-
-
-def parse_known(cls: type[C], argv: Sequence[str], **kw: Any) -> C:
-    """One light group from only those settings of ``argv`` that are its fields."""
-    return parse(cls, argv, known_only=True, **kw)
