@@ -39,11 +39,11 @@ def _now() -> str:
 
 def package_versions() -> dict[str, str]:
     """Versions of the installed leantrain packages and the engines they run on."""
-    out = {}
-    for dist in distributions():
-        name = dist.metadata["Name"]
-        if name and name.startswith("leantrain"):
-            out[name] = dist.version
+    out = {
+        d.metadata["Name"]: d.version
+        for d in distributions()
+        if (d.metadata["Name"] or "").startswith("leantrain")
+    }
     for name in _TRACKED:
         with contextlib.suppress(PackageNotFoundError):
             out[name] = version(name)
@@ -188,22 +188,19 @@ class RunManifest(_Record):
             raise CheckpointError(
                 f"{run_dir}: no {MANIFEST_NAME}", hint="is this a leantrain run directory?"
             )
+        restore = f"restore the file, or {_START_OVER}"
         try:
             raw = read_json(path)
         except Exception as e:
-            raise CheckpointError(
-                f"{path}: corrupted manifest ({e})", hint=f"restore the file, or {_START_OVER}"
-            ) from None
+            raise CheckpointError(f"{path}: corrupted manifest ({e})", hint=restore) from None
         if not isinstance(raw, dict):
             raise CheckpointError(
                 f"{path}: not a leantrain manifest (a JSON {type(raw).__name__}, not an object)",
-                hint=f"restore the file, or {_START_OVER}",
+                hint=restore,
             )
         found = raw.get("format_version")
         if found != FORMAT_VERSION or isinstance(found, bool):
-            newer = (
-                isinstance(found, int) and not isinstance(found, bool) and found > FORMAT_VERSION
-            )
+            newer = type(found) is int and found > FORMAT_VERSION
             raise CheckpointError(
                 f"{path}: manifest format_version {found!r}, this leantrain-core reads "
                 f"{FORMAT_VERSION}"
@@ -218,8 +215,7 @@ class RunManifest(_Record):
             first = e.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "(top level)"
             raise CheckpointError(
-                f"{path}: malformed manifest: {where}: {first['msg']}",
-                hint=f"restore the file, or {_START_OVER}",
+                f"{path}: malformed manifest: {where}: {first['msg']}", hint=restore
             ) from None
         manifest._run_dir = Path(run_dir)
         return manifest
@@ -311,14 +307,10 @@ class RunManifest(_Record):
         path = self.checkpoint_path(record)
         for rel, digest in record.files.items():
             f = path / rel if path.is_dir() else path
-            if not f.is_file():
+            if not f.is_file() or sha256_file(f) != digest:
+                what = "is corrupted (checksum mismatch)" if f.is_file() else "is missing"
                 raise CheckpointError(
-                    f"checkpoint {path}: file {rel} is missing",
-                    hint="delete the checkpoint to retrain from the previous one",
-                )
-            if sha256_file(f) != digest:
-                raise CheckpointError(
-                    f"checkpoint {path}: file {rel} is corrupted (checksum mismatch)",
+                    f"checkpoint {path}: file {rel} {what}",
                     hint="delete the checkpoint to retrain from the previous one",
                 )
         return path
