@@ -32,8 +32,6 @@ from typing import Annotated, Any, Literal, TypeVar, Union
 
 from annotated_types import Ge, Gt, Le
 from leantrain.core.errors import ConfigError
-from leantrain.core.yaml_loader import MAX_YAML_BYTES as MAX_YAML_BYTES
-from leantrain.core.yaml_loader import MAX_YAML_NODES as MAX_YAML_NODES
 from leantrain.core.yaml_loader import load_yaml as load_yaml
 from leantrain.core.yaml_loader import parse_yaml as parse_yaml
 from leantrain.core.yaml_loader import read_yaml_file as read_yaml_file
@@ -61,8 +59,8 @@ _RANGES = {  # constraint → the engine's fields that have it
 _ALIASES: dict[str, tuple[str, ...]] = {
     "per_device_train_batch_size": ("batch_size",),
     "learning_rate": ("lr",),
+    "num_train_epochs": ("epochs", "epochs_per_repo"),
 }
-_ALIASES["num_train_epochs"] = ("epochs", "epochs_per_repo")
 ENGINE_FIELDS: dict[str, tuple[Any, tuple[str, ...]]] = {
     **{n: (rule, _ALIASES.get(n, ())) for rule, names in _RANGES.items() for n in names.split()},
     "max_steps": (StepLimit, ()),
@@ -173,31 +171,8 @@ def _build(cls: type[C], values: Mapping[str, Any], *, source: str) -> C:
         raise ConfigError(f"{source}: invalid {cls.__name__}: {e}") from None
 
 
-def _accepts_none(tp: Any) -> bool:
-    return tp is type(None) or any(_accepts_none(a) for a in _members(tp))
-
-
 def _members(tp: Any) -> tuple[Any, ...]:
     return typing.get_args(tp) if typing.get_origin(tp) in (Union, types.UnionType) else ()
-
-
-def _resolve_hints(klass: type) -> dict[str, Any]:
-    own = inspect.get_annotations(klass)
-    try:
-        return {
-            n: tp for n, tp in typing.get_type_hints(klass, include_extras=True).items() if n in own
-        }
-    except Exception:  # one unresolvable annotation: resolve the others one by one
-        module = sys.modules.get(klass.__module__)
-        hints = {}
-        for name, annotation in own.items():
-            holder = types.SimpleNamespace(__annotations__={name: annotation})
-            try:
-                glob = vars(module) if module else None
-                hints[name] = typing.get_type_hints(holder, glob, include_extras=True)[name]
-            except Exception:
-                hints[name] = Any
-        return hints
 
 
 def _from_engine(cls: type, name: str) -> bool:
@@ -212,13 +187,19 @@ def _from_engine(cls: type, name: str) -> bool:
 
 @functools.cache
 def _hints(cls: type) -> dict[str, Any]:
-    """Field → type hint with its constraints, resolved class by class along the MRO (a base
-    whose annotations do not resolve leaves its fields unchecked, not the whole class); an
-    engine field of :data:`ENGINE_FIELDS` gets the table's constraint."""
+    """Field → type hint with its constraints, resolved one by one along the MRO (one that does
+    not resolve leaves its field unchecked, not the whole class); an engine field of
+    :data:`ENGINE_FIELDS` gets the table's constraint."""
     hints: dict[str, Any] = {}
     for klass in reversed(cls.__mro__):
-        if inspect.get_annotations(klass):
-            hints.update(_resolve_hints(klass))
+        module = sys.modules.get(klass.__module__)
+        glob, local = (vars(module) if module else {}), dict(vars(klass))
+        for name, annotation in inspect.get_annotations(klass).items():
+            holder = types.SimpleNamespace(__annotations__={name: annotation})
+            try:
+                hints[name] = typing.get_type_hints(holder, glob, local, include_extras=True)[name]
+            except Exception:  # left unchecked
+                hints[name] = Any
     for name in config_fields(cls):
         tp = hints.get(name, Any)
         rule = ENGINE_FIELDS.get(name, (None,))[0] if _from_engine(cls, name) else None
@@ -226,7 +207,7 @@ def _hints(cls: type) -> dict[str, Any]:
             if isinstance(rule, tuple):
                 tp = Annotated[(tp, *rule)]
             else:
-                tp = Union[rule, None] if _accepts_none(tp) else rule  # noqa: UP007
+                tp = Union[rule, None] if type(None) in _members(tp) else rule  # noqa: UP007
         hints[name] = tp
     return hints
 
@@ -390,7 +371,7 @@ def validate_fields(cfg: Any, *, source: str = "keyword arguments") -> None:
     cls: type = type(cfg)
     for name in config_fields(cls):
         value = getattr(cfg, name, None)
-        if value is not None and _hints(cls).get(name, Any) != _strip(_hints(cls)[name]):
+        if value is not None:
             _check_range(cls, name, value, source=source)
     for klass in reversed(cls.__mro__):
         if "check_group" in klass.__dict__:
