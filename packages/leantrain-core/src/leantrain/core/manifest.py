@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import hashlib
-import math
 from importlib.metadata import PackageNotFoundError, distributions, version
 from pathlib import Path
 from typing import Any, Literal
@@ -67,17 +66,6 @@ def checksum_tree(path: str | Path) -> dict[str, str]:
     return {
         str(p.relative_to(path)): sha256_file(p) for p in sorted(path.rglob("*")) if p.is_file()
     }
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with every NaN or infinite float replaced by ``None`` (recursively)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
 
 
 class _Record(BaseModel):
@@ -222,10 +210,10 @@ class RunManifest(_Record):
 
     def save(self) -> None:
         """Write the manifest atomically (indented JSON; modes as the umask gives). A NaN or
-        infinite number (a diverged ``train_loss``) is written as ``null``: JSON has no such
-        numbers, and :meth:`load` reads strict JSON."""
+        infinite number (a diverged ``train_loss``) is written as ``null`` (pydantic's JSON mode):
+        JSON has no such numbers, and :meth:`load` reads strict JSON."""
         self.updated = _now()
-        atomic_write_json(self.path, _finite(self.model_dump()))
+        atomic_write_json(self.path, self.model_dump(mode="json"))
 
     # -- steps --------------------------------------------------------------------------------
     def step(self, trainer: str, index: int) -> StepRecord | None:
