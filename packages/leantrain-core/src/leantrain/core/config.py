@@ -94,8 +94,6 @@ def setting(
 
 def config_fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
     """The init fields of a config dataclass, by name."""
-    if not dataclasses.is_dataclass(cls):
-        raise TypeError(f"{cls!r} is not a dataclass")
     return {f.name: f for f in dataclasses.fields(cls) if f.init}
 
 
@@ -120,10 +118,8 @@ def resolve(cls: type, data: Mapping[str, Any], *, source: str = "config") -> di
     given_as: dict[str, str] = {}
     for key, value in data.items():
         name = aliases.get(key, key)
-        if name in given_as:
-            first, second = given_as[name], key
-            if name in (first, second):
-                first, second = sorted((first, second), key=lambda k: k == name)
+        if name in given_as:  # the field's own name second
+            first, second = sorted((given_as[name], key), key=lambda k: k == name)
             raise ConfigError(f"{source}: '{first}' and '{second}' are the same setting; give one")
         given_as[name] = key
         out[name] = value
