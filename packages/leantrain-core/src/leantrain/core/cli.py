@@ -41,17 +41,6 @@ def discover_commands() -> dict[str, Command]:
     return dict(sorted(commands.items()))
 
 
-def _usage(commands: dict[str, Command]) -> str:
-    text = usage(
-        "leantrain", list(commands.values()), "Train the models of a Lean 4 prover, lifelong."
-    )
-    if commands:
-        return text
-    return text.replace(
-        "commands:", "commands:\n  (none: install a leantrain package such as leantrain-export)"
-    )
-
-
 #: Exit code when the reader of stdout went away: 128 + SIGPIPE, as a shell reports `yes | head -1`.
 EXIT_BROKEN_PIPE = 128 + 13
 
@@ -143,7 +132,10 @@ def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     commands = discover_commands()
     if not args or args[0] in ("-h", "--help", "help"):
-        print(_usage(commands))
+        about = "Train the models of a Lean 4 prover, lifelong."
+        text = usage("leantrain", list(commands.values()), about)
+        none = "commands:\n  (none: install a leantrain package such as leantrain-export)"
+        print(text if commands else text.replace("commands:", none))
         return 0
     if args[0] in ("-V", "--version"):
         from leantrain.core.manifest import package_versions

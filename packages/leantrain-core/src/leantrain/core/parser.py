@@ -55,10 +55,6 @@ def _flag(name: str) -> list[str]:
     return list(dict.fromkeys([f"--{name.replace('_', '-')}", f"--{name}", *short]))
 
 
-def _owner(cls: type, name: str) -> type:
-    return next((k for k in cls.__mro__ if name in inspect.get_annotations(k)), cls)
-
-
 def _readings(raws: list[str]) -> list[Any]:
     """A flag's raw values read most specific first: as YAML (``1e-5``, ``null``, ``[a, b]``),
     the plain string, then all values as a list (a repeated list flag)."""
@@ -131,7 +127,7 @@ def build_parser(
     for cls in groups:
         aliases = c.aliases_of(cls)
         for name, f in c.config_fields(cls).items():
-            owner = _owner(cls, name)
+            owner = next((k for k in cls.__mro__ if name in inspect.get_annotations(k)), cls)
             top = owner.__module__.split(".")[0]
             ours = top == groups[0].__module__.split(".")[0]
             if (owner, top) not in sections:
@@ -252,9 +248,10 @@ def parse(
     FILE`` and flags (flags win). ``known_only`` ignores settings that are no field of the
     groups: the light-groups-first check before the engine's heavy class is imported."""
     single = isinstance(groups, type)
-    groups = (groups,) if isinstance(groups, type) else tuple(groups)
+    groups = (groups,) if single else tuple(groups)
+    prog = prog or groups[0].__name__
     owner = {n: g for g in groups for n in c.config_fields(g)}
-    pre = ArgumentParser(prog=prog or groups[0].__name__, add_help=False, allow_abbrev=False)
+    pre = ArgumentParser(prog=prog, add_help=False, allow_abbrev=False)
     pre.add_argument("--config")
     # a group that declares a ``config`` field reads that file itself (VERL's YAML)
     path = None if "config" in owner else pre.parse_known_args(list(argv))[0].config
@@ -274,9 +271,7 @@ def parse(
         for g in groups:
             values[g] = c.typed_values(g, c.resolve(g, values[g], source=path), source=path)
     given = [k for g in groups for k in values[g]]
-    parser = build_parser(
-        groups, prog=prog or groups[0].__name__, description=description, given=given
-    )
+    parser = build_parser(groups, prog=prog, description=description, given=given)
     ns, extras = parser.parse_known_args(_join_values(parser, argv))
     if extras and not known_only:
         _unknown(groups, extras, parser)
