@@ -170,13 +170,9 @@ def build_parser(
                     default=argparse.SUPPRESS,
                     help=argparse.SUPPRESS,
                 )
-    many = {"*": "[{0} ...]", "+": "{0} [{0} ...]"}
+    formatter = parser._get_formatter()  # argparse's own "X [X ...]" for a positional list
     shown = [
-        (
-            many.get(str(a.nargs), "{0}").format(a.metavar)
-            if not a.option_strings
-            else f"{a.option_strings[0]} {a.metavar}"
-        )
+        " ".join([*a.option_strings[:1], formatter._format_args(a, a.metavar)])
         for a in parser._actions
         if (a.required or not a.option_strings) and a.dest not in ("help", "config")
     ]
