@@ -18,14 +18,11 @@ MAX_YAML_NODES = 100_000
 alias bomb fails fast, before anything is built from it."""
 
 
-class _DuplicateKey(yaml.YAMLError):
-    def __init__(self, key: Any, first: int, second: int) -> None:
-        super().__init__(f"key {key!r} is given twice (lines {first} and {second})")
-
-
 class _Loader(yaml.SafeLoader):
     """PyYAML's safe loader with YAML 1.2's floats (``1e-5``, ``1E-5``, ``5e3``, ``.5``: PyYAML
-    alone reads the first three as strings) and duplicate keys refused."""
+    alone reads the first three as strings) and duplicate keys refused (naming ``where``)."""
+
+    where = "config"
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -37,7 +34,10 @@ class _Loader(yaml.SafeLoader):
             key = self.construct_object(key_node)
             line = key_node.start_mark.line + 1
             if key in seen:
-                raise _DuplicateKey(key, seen[key], line)
+                raise ConfigError(
+                    f"{self.where}: key {key!r} is given twice (lines {seen[key]} and {line})",
+                    hint="give each key once",
+                )
             seen[key] = line
         return super().construct_mapping(node, deep=deep)
 
@@ -91,13 +91,12 @@ def parse_yaml(text: str, *, where: str = "config") -> Any:
     loader = None
     try:
         loader = _Loader(text)  # its reader refuses control characters here
+        loader.where = where
         node = loader.get_single_node()
         if node is None:
             return None
         _expanded_size(node, where)
         return loader.construct_document(node)
-    except _DuplicateKey as e:
-        raise ConfigError(f"{where}: {e}", hint="give each key once") from None
     except yaml.YAMLError as e:
         detail = " ".join(str(e).split())
         raise ConfigError(f"{where}: malformed YAML: {detail}") from None
