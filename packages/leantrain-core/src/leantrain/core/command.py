@@ -1,12 +1,9 @@
-"""The one command registry: a ``leantrain`` command (or subcommand) is declared once as a
-:class:`Command` — name, help, its config groups, a run function, optional trainer and key
-metrics — and published by a package's ``leantrain.commands`` entry point. Core owns the rest:
-dispatch to subcommands, usage, did-you-mean, the generated parser, the light-groups-first
-check, logging setup, JSON printing and exit codes (:func:`dispatch`).
+"""The one command registry: a ``leantrain`` command (or subcommand) is one :class:`Command`,
+published by a package's ``leantrain.commands`` entry point; :func:`dispatch` owns the rest
+(subcommands, usage, did-you-mean, parsing, logging setup, JSON printing, exit codes).
 
 Kept apart from :mod:`leantrain.core.cli`, so that importing ``leantrain.core`` does not import
-the module that ``python -m leantrain.core.cli`` runs. Names of groups, checks and run functions
-may be ``"module:attr"`` strings: a package's ``cli.py`` then imports nothing heavy.
+the module that ``python -m leantrain.core.cli`` runs.
 """
 
 from __future__ import annotations
@@ -33,9 +30,10 @@ class Command:
     called with one instance per group, and a returned dict is printed as JSON on stdout.
     ``light`` groups are read (flags they do not know ignored) and given to ``check`` before the
     heavy ``groups`` are imported: bad settings or data fail in a second. ``subcommands``: a
-    command of commands (``leantrain llm eval``). ``trainer`` names the trainer class of a training command
-    and ``metrics`` the key metrics it reports; ``logger`` is shown on stderr while it runs.
-    """
+    command of commands (``leantrain llm eval``). ``trainer`` names the trainer class of a
+    training command and ``metrics`` the key metrics it reports; ``logger`` is shown on stderr
+    while it runs. Groups, checks and run functions may be ``"module:attr"`` names, so that a
+    package's ``cli.py`` imports nothing heavy."""
 
     name: str
     help: str
