@@ -123,44 +123,37 @@ def build_parser(
             required=needed,
             help="YAML file of options; flags override it" + (" (required)" if needed else ""),
         )
-    sections: dict[tuple[type, str], Any] = {}
+    sections: dict[type, Any] = {}  # one help group per class that declares fields
     for cls in groups:
         aliases = c.aliases_of(cls)
         for name, f in c.config_fields(cls).items():
             owner = next((k for k in cls.__mro__ if name in inspect.get_annotations(k)), cls)
             top = owner.__module__.split(".")[0]
             ours = top == groups[0].__module__.split(".")[0]
-            if (owner, top) not in sections:
+            if owner not in sections:
                 doc = (owner.__doc__ or "").strip().split("\n")[0]
                 doc = owner.__name__ if doc.startswith(owner.__name__ + "(") or not doc else doc
-                title = f"{top} options" + (
-                    f": {owner.__name__}"
-                    if ours
-                    else f" of {owner.__name__} (passed to the engine)"
-                )
-                sections[(owner, top)] = parser.add_argument_group(title, doc if ours else None)
-                sections[(owner, top)].order = (
-                    not ours,
-                    cls.__mro__.index(owner) * (-1 if ours else 1),
-                )
+                engine = f" of {owner.__name__} (passed to the engine)"
+                title = f"{top} options" + (f": {owner.__name__}" if ours else engine)
+                sections[owner] = parser.add_argument_group(title, doc if ours else None)
+                sections[owner].order = (not ours, cls.__mro__.index(owner) * (-1 if ours else 1))
             required = f.default is f.default_factory is dataclasses.MISSING and name not in given
             tp = c._strip(c._hints(cls).get(name, Any))
             is_bool = tp is bool or tp == bool | None
             kinds = [m for m in c._members(tp) or (tp,) if m is not type(None)]
-            metavar = "|".join(c._type_name(m) for m in kinds).upper()
+            metavar = "BOOL" if is_bool else "|".join(map(c._type_name, kinds)).upper()
             kw: dict[str, Any] = dict(
                 dest=name, action=_Collect, help=_help(cls, f, required), default=argparse.SUPPRESS
             )
             if f.metadata.get("positional"):  # a list: any number (at least one if required)
                 if typing.get_origin(kinds[0]) is list:
                     kw["nargs"] = "+" if required else "*"
-                sections[(owner, top)].add_argument(metavar=name.upper(), **kw)
+                sections[owner].add_argument(metavar=name.upper(), **kw)
                 continue
             names = [*_flag(name), *(s for a, t in aliases.items() if t == name for s in _flag(a))]
-            kw.update(nargs="?", const="true", metavar="BOOL") if is_bool else kw.update(
-                metavar=metavar
-            )
-            sections[(owner, top)].add_argument(*names, required=required, **kw)
+            if is_bool:
+                kw.update(nargs="?", const="true")
+            sections[owner].add_argument(*names, required=required, metavar=metavar, **kw)
         for section, keys in (getattr(cls, "flag_sections", dict)() or {}).items():
             for key in keys:  # a dict field's keys as flags (retrieval's ``trainer``)
                 parser.add_argument(
