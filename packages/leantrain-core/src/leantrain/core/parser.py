@@ -165,7 +165,7 @@ def build_parser(
                 )
     formatter = parser._get_formatter()  # argparse's own "X [X ...]" for a positional list
     shown = [
-        " ".join([*a.option_strings[:1], formatter._format_args(a, a.metavar)])
+        " ".join([*a.option_strings[:1], formatter._format_args(a, a.dest.upper())])
         for a in parser._actions
         if (a.required or not a.option_strings) and a.dest not in ("help", "config")
     ]
