@@ -108,19 +108,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 #: which distribution brings each command, for a clear message when it is not installed
 COMMAND_PACKAGES = {
-    "export": "leantrain-export",
-    "sft": "leantrain-llm",
-    "grpo": "leantrain-llm",
-    "llm": "leantrain-llm",
-    "retrieval": "leantrain-retrieval",
-    "progress": "leantrain-progress",
-    "prove": "leantrain-prover",
-    "prove-merge": "leantrain-prover",
-    "pipeline": "leantrain",
-    "demo": "leantrain",
-    "compare": "leantrain",
-    "report": "leantrain",
-    "verl": "leantrain-verl",
+    command: package
+    for package, commands in {
+        "leantrain-export": "export",
+        "leantrain-llm": "sft grpo llm",
+        "leantrain-retrieval": "retrieval",
+        "leantrain-progress": "progress",
+        "leantrain-prover": "prove prove-merge",
+        "leantrain": "pipeline demo compare report",
+        "leantrain-verl": "verl",
+    }.items()
+    for command in commands.split()
 }
 _VERL_HINT = (
     "; in the leantrain repository it has its own environment: "

@@ -33,11 +33,9 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         required = re.match(r"the following arguments are required: (.*)", message)
-        if required:
+        if required:  # each option by its first spelling
             names = ", ".join(n.split("/")[0] for n in required[1].split(", "))
-            raise ConfigError(
-                f"{self.prog}: missing required {names}", hint=f"run '{self.prog} --help'"
-            )
+            message = f"missing required {names}"
         raise ConfigError(f"{self.prog}: {message}", hint=f"run '{self.prog} --help'")
 
 
