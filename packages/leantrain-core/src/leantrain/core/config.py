@@ -406,20 +406,11 @@ def config_to_dict(cfg: Any) -> dict[str, Any]:
             return [safe(x) for x in v]
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
             return config_to_dict(v)
-        if hasattr(v, "to_dict"):
-            try:
-                return safe(v.to_dict())
-            except Exception:
-                pass
         return str(v)
 
-    def value(name: str) -> Any:
-        v = getattr(cfg, name)
-        return "<redacted>" if v and _is_secret(name) else safe(v)
-
-    return {
-        f.name: value(f.name) for f in dataclasses.fields(cfg) if f.init and hasattr(cfg, f.name)
-    }
+    fields = [f.name for f in dataclasses.fields(cfg) if f.init and hasattr(cfg, f.name)]
+    values = {name: getattr(cfg, name) for name in fields}
+    return {k: "<redacted>" if v and _is_secret(k) else safe(v) for k, v in values.items()}
 
 
 # Config fields never written to a manifest (or an error) in clear: a whole word of the name is
