@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from importlib.metadata import entry_points
 
 from leantrain.core.command import Command, dispatch, unknown_command, usage
@@ -35,9 +34,8 @@ def discover_commands() -> dict[str, Command]:
                 file=sys.stderr,
             )
             continue
-        dist = ep.dist.metadata["Name"] if ep.dist is not None else ""
         for cmd in provided if isinstance(provided, (list, tuple)) else [provided]:
-            commands[cmd.name] = replace(cmd, package=cmd.package or dist)
+            commands[cmd.name] = cmd
     return dict(sorted(commands.items()))
 
 

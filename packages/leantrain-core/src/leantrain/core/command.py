@@ -38,7 +38,6 @@ class Command:
     name: str
     help: str
     run: Ref = None
-    package: str = ""
     groups: tuple[Ref, ...] = ()
     light: tuple[Ref, ...] = ()
     check: Ref = None

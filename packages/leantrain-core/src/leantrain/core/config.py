@@ -131,11 +131,9 @@ def suggest(name: str, valid: Sequence[str], aliases: Mapping[str, str] = {}) ->
     target = aliases.get(name)
     close = [target] if target and target in valid else difflib.get_close_matches(name, valid, n=3)
     close.sort(key=lambda v: sorted(v) != sorted(name))  # swapped letters first: modle → model
-    return (
-        f"did you mean '{close[0]}'?"
-        if close
-        else f"valid keys include: {', '.join(sorted(valid)[:12])} …"
-    )
+    if close:
+        return f"did you mean '{close[0]}'?"
+    return f"valid keys include: {', '.join(sorted(valid)[:12])} …"
 
 
 def unknown_key(cls: type, key: str, value: Any, *, source: str) -> ConfigError:
@@ -413,14 +411,13 @@ def config_to_dict(cfg: Any) -> dict[str, Any]:
     return {k: "<redacted>" if v and _is_secret(k) else safe(v) for k, v in values.items()}
 
 
-# Config fields never written to a manifest (or an error) in clear: a whole word of the name is
-# token / secret / password / api_key (TrainingArguments.hub_token, wandb_api_key). Not a name
-# that only contains the letters (max_new_tokens, average_tokens_across_devices) nor a
-# vocabulary token (eos_token, pad_token): those are settings whose changes a resume compares.
 _SECRET_RE = re.compile(r"(?:^|_)(?:token|secret|password|passwd|api_?key)(?:_|$)", re.IGNORECASE)
 _VOCABULARY_TOKEN = re.compile(r"^(?:eos|bos|pad|unk|sep|cls|mask)_token$", re.IGNORECASE)
 
 
 def _is_secret(name: str) -> bool:
-    """Is the config field ``name`` a secret (see above)?"""
+    """Is config field ``name`` never written in clear (to a manifest or an error)? A whole word
+    of it is token / secret / password / api_key (``hub_token``, ``wandb_api_key``); not a name
+    that only contains the letters (``max_new_tokens``) nor a vocabulary token (``eos_token``,
+    ``pad_token``): those are settings whose changes a resume compares."""
     return bool(_SECRET_RE.search(name)) and not _VOCABULARY_TOKEN.match(name)
