@@ -303,13 +303,11 @@ def _check_range(cls: type, key: str, value: Any, *, source: str) -> Any:
     if _strip(tp) == tp:
         return value
     adapter = _adapter(cls, key, constrained=True)
-    from pydantic import ValidationError
-
     try:
         checked = adapter.validate_python(value) if adapter is not None else value
         if not _out_of_range(checked):
             return checked
-    except (ValidationError, ValueError, TypeError, OverflowError):
+    except (ValueError, TypeError, OverflowError):  # pydantic's ValidationError too
         pass
     choices = list(dict.fromkeys(_choices(tp)))
     if choices:
@@ -332,13 +330,11 @@ def typed(cls: type, key: str, candidates: Sequence[Any], *, source: str) -> Any
     adapter = _adapter(cls, key, constrained=False)
     if adapter is None:
         return candidates[0]
-    from pydantic import ValidationError
-
     for value in candidates:
         try:
             # strict for a boolean: true is not the number 1 (lax mode would take it)
             value = adapter.validate_python(value, strict=isinstance(value, bool) or None)
-        except (ValidationError, ValueError, TypeError, OverflowError):
+        except (ValueError, TypeError, OverflowError):  # pydantic's ValidationError too
             continue
         return _check_range(cls, key, value, source=source)
     value = candidates[0]
