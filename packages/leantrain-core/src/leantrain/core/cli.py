@@ -8,6 +8,7 @@ packages are installed: each entry point names a callable returning a list of
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -57,12 +58,10 @@ def _stdout_closed() -> bool:
 
 def _quiet_stdout() -> None:
     """After a closed pipe: point stdout at /dev/null so the interpreter's final flush is quiet."""
-    try:
+    with contextlib.suppress(OSError, ValueError, AttributeError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def run_guarded(func: Callable[[], int | None]) -> int:

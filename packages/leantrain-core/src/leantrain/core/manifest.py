@@ -188,14 +188,12 @@ class RunManifest(_Record):
             )
         found = raw.get("format_version")
         if found != FORMAT_VERSION or isinstance(found, bool):
-            newer = type(found) is int and found > FORMAT_VERSION
+            upgrade = "upgrade leantrain-core (pip install -U leantrain-core)"
+            none = " (a development version of leantrain wrote none)" if found is None else ""
             raise CheckpointError(
                 f"{path}: manifest format_version {found!r}, this leantrain-core reads "
-                f"{FORMAT_VERSION}"
-                + (" (a development version of leantrain wrote none)" if found is None else ""),
-                hint="upgrade leantrain-core (pip install -U leantrain-core)"
-                if newer
-                else _START_OVER,
+                f"{FORMAT_VERSION}{none}",
+                hint=upgrade if type(found) is int and found > FORMAT_VERSION else _START_OVER,
             )
         try:
             manifest = cls.model_validate(raw)
