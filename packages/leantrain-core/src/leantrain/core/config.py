@@ -77,7 +77,6 @@ def setting(
     *,
     aliases: Sequence[str] = (),
     positional: bool = False,
-    **field_kw: Any,
 ) -> Any:
     """A config field in one line: its default (none: a required setting, keyword-only), its
     ``--help`` text, its aliases (other names of it in dicts, YAML, flags and keywords) and
@@ -85,11 +84,11 @@ def setting(
     instance."""
     meta: dict[str, Any] = {"help": help, **({"aliases": tuple(aliases)} if aliases else {})}
     meta.update({"positional": True} if positional else {})
-    if default is _MISSING and "default_factory" not in field_kw:
-        return dataclasses.field(kw_only=True, metadata=meta, **field_kw)
+    if default is _MISSING:
+        return dataclasses.field(kw_only=True, metadata=meta)
     if isinstance(default, (list, dict, set)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata=meta)
-    return dataclasses.field(default=default, metadata=meta, **field_kw)
+    return dataclasses.field(default=default, metadata=meta)
 
 
 def config_fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
