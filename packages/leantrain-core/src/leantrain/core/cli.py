@@ -26,7 +26,7 @@ def discover_commands() -> dict[str, Command]:
     commands: dict[str, Command] = {}
     for ep in entry_points(group=COMMAND_GROUP):
         try:
-            provided = ep.load()()
+            provided = {cmd.name: cmd for cmd in ep.load()()}
         except LeanTrainError:
             raise
         except Exception as e:  # a broken plug-in must not take the whole CLI down
@@ -35,8 +35,7 @@ def discover_commands() -> dict[str, Command]:
                 file=sys.stderr,
             )
             continue
-        for cmd in provided if isinstance(provided, (list, tuple)) else [provided]:
-            commands[cmd.name] = cmd
+        commands.update(provided)
     return dict(sorted(commands.items()))
 
 

@@ -253,8 +253,7 @@ def parse(
             elif not known_only:
                 if single:
                     raise c.unknown_key(groups[0], k, v, source=path)
-                hint = c.suggest(k, list(owner))
-                raise ConfigError(f"{path}: unknown key '{k}'", hint=hint)
+                raise ConfigError(f"{path}: unknown key '{k}'", hint=c.suggest(k, list(owner)))
         for g in groups:
             values[g] = c.typed_values(g, c.resolve(g, values[g], source=path), source=path)
     given = [k for g in groups for k in values[g]]
