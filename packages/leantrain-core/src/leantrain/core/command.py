@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from leantrain.core.errors import ConfigError
+from leantrain.core.registry import import_object
 
 Ref = Any
 """A class or function, or its ``"module:attr"`` name (imported when the command runs)."""
@@ -49,13 +50,9 @@ class Command:
 
 
 def load(ref: Ref) -> Any:
-    """The object ``ref`` names (``"module:attr"``), or ``ref`` itself."""
-    if not isinstance(ref, str):
-        return ref
-    import importlib
-
-    module, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(module), attr)
+    """The object ``ref`` names (``"module:attr"``, :func:`~leantrain.core.registry.import_object`:
+    a failed import is one :class:`ConfigError` line), or ``ref`` itself."""
+    return import_object(ref) if isinstance(ref, str) else ref
 
 
 def print_json(result: Any) -> None:
