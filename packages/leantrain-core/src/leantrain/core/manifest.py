@@ -251,18 +251,11 @@ class RunManifest(_Record):
         self.save()
 
     # -- what follows from the steps ----------------------------------------------------------
-    def _done(self, trainer: str, index: int) -> bool:
-        record = self.step(trainer, index)
-        return record is not None and record.status == "done"
-
     @property
     def completed_repos(self) -> list[str]:
         """The repositories of ``order`` on which every trainer's step is done."""
-        return [
-            repo
-            for i, repo in enumerate(self.order)
-            if all(self._done(t, i) for t in self.trainers)
-        ]
+        done = {(s.trainer, s.index) for s in self.steps if s.status == "done"}
+        return [r for i, r in enumerate(self.order) if all((t, i) in done for t in self.trainers)]
 
     @property
     def status(self) -> Literal["running", "completed"]:
