@@ -28,6 +28,11 @@ class TrainConfig:
     output_dir: str | None = field(default=None, metadata={"help": "Where to write the run."})
 
 
+@dataclass
+class AliasedTrainConfig(TrainConfig):
+    model_name: str = setting("tiny", "Model to fine-tune.", aliases=("model",))
+
+
 def test_from_dict_and_round_trip():
     cfg = config_from_dict(
         TrainConfig, {"model_name": "m", "learning_rate": 3, "repos": ["a", "b"]}
@@ -88,7 +93,7 @@ def test_yaml_with_overrides_and_errors(tmp_path):
 
 def test_cli_flags_types_aliases_and_lists():
     cfg = parse_cli(
-        TrainConfig,
+        AliasedTrainConfig,
         [
             "--model",
             "m",
@@ -101,9 +106,8 @@ def test_cli_flags_types_aliases_and_lists():
             "--repos",
             "b",
         ],
-        aliases={"model": "model_name"},
     )
-    assert cfg == TrainConfig(
+    assert cfg == AliasedTrainConfig(
         model_name="m", learning_rate=0.5, max_steps=3, use_lora=True, repos=["a", "b"]
     )
     assert parse_cli(TrainConfig, ["--repos", '["x", "y"]']).repos == ["x", "y"]
@@ -377,7 +381,7 @@ def test_help_lists_own_options_before_engine_options(capsys):
 
 
 def test_parse_known_reads_only_the_light_class_fields(tmp_path):
-    from leantrain.core.parser import parse_known
+    from leantrain.core.parser import parse
 
     @dataclass
     class Light:
@@ -386,9 +390,9 @@ def test_parse_known_reads_only_the_light_class_fields(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text("max_steps: 4\nengine_only: x\n")
     argv = ["--config", str(path), "--bf16", "--engine-flag", "1"]
-    assert parse_known(Light, argv).max_steps == 4
+    assert parse(Light, argv, known_only=True).max_steps == 4
     with pytest.raises(ConfigError, match="command line: key 'max_steps' has the wrong type"):
-        parse_known(Light, [*argv, "--max-steps", "many"])
+        parse(Light, [*argv, "--max-steps", "many"], known_only=True)
 
 
 @pytest.mark.parametrize(
@@ -414,7 +418,7 @@ def test_a_string_flag_keeps_the_text_typed(text, expected):
 def test_an_alias_and_its_field_on_the_command_line_are_refused():
     for argv in (["--model", "a", "--model_name", "b"], ["--model-name", "b", "--model", "a"]):
         with pytest.raises(ConfigError, match="'--model' and '--model-name' are the same setting"):
-            parse_cli(TrainConfig, argv, aliases={"model": "model_name"})
+            parse_cli(AliasedTrainConfig, argv)
     # the same flag repeated (or spelt with - and _) is not two settings: the last one wins
     assert parse_cli(TrainConfig, ["--model-name", "a", "--model_name", "b"]).model_name == "b"
 

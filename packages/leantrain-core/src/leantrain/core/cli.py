@@ -8,14 +8,14 @@ packages are installed: each entry point names a callable returning a list of
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from importlib.metadata import entry_points
 
-from leantrain.core.command import Command, dispatch, usage
-from leantrain.core.errors import LeanTrainError
+from leantrain.core.command import Command, dispatch, unknown_command, usage
+from leantrain.core.errors import ConfigError, LeanTrainError
 from leantrain.core.terminate import Terminated, sigterm_raises, terminated
 
 COMMAND_GROUP = "leantrain.commands"
@@ -26,7 +26,7 @@ def discover_commands() -> dict[str, Command]:
     commands: dict[str, Command] = {}
     for ep in entry_points(group=COMMAND_GROUP):
         try:
-            provided = ep.load()()
+            provided = {cmd.name: cmd for cmd in ep.load()()}
         except LeanTrainError:
             raise
         except Exception as e:  # a broken plug-in must not take the whole CLI down
@@ -35,34 +35,8 @@ def discover_commands() -> dict[str, Command]:
                 file=sys.stderr,
             )
             continue
-        dist = ep.dist.metadata["Name"] if ep.dist is not None else ""
-        for cmd in provided if isinstance(provided, (list, tuple)) else [provided]:
-            commands[cmd.name] = replace(cmd, package=cmd.package or dist)
+        commands.update(provided)
     return dict(sorted(commands.items()))
-
-
-def installed_packages() -> dict[str, str]:
-    """Installed leantrain distributions and their versions."""
-    from importlib.metadata import distributions
-
-    return dict(
-        sorted(
-            (d.metadata["Name"], d.version)
-            for d in distributions()
-            if (d.metadata["Name"] or "").startswith("leantrain")
-        )
-    )
-
-
-def _usage(commands: dict[str, Command]) -> str:
-    text = usage(
-        "leantrain", list(commands.values()), "Train the models of a Lean 4 prover, lifelong."
-    )
-    if commands:
-        return text
-    return text.replace(
-        "commands:", "commands:\n  (none: install a leantrain package such as leantrain-export)"
-    )
 
 
 #: Exit code when the reader of stdout went away: 128 + SIGPIPE, as a shell reports `yes | head -1`.
@@ -83,12 +57,10 @@ def _stdout_closed() -> bool:
 
 def _quiet_stdout() -> None:
     """After a closed pipe: point stdout at /dev/null so the interpreter's final flush is quiet."""
-    try:
+    with contextlib.suppress(OSError, ValueError, AttributeError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def run_guarded(func: Callable[[], int | None]) -> int:
@@ -127,29 +99,22 @@ def run_guarded(func: Callable[[], int | None]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``leantrain`` console script."""
-    try:
-        code = _main(argv)
-    except BrokenPipeError:  # `leantrain --help | head -1`
-        _quiet_stdout()
-        return EXIT_BROKEN_PIPE
-    return EXIT_BROKEN_PIPE if _stdout_closed() else code
+    return run_guarded(lambda: _main(argv))
 
 
 #: which distribution brings each command, for a clear message when it is not installed
 COMMAND_PACKAGES = {
-    "export": "leantrain-export",
-    "sft": "leantrain-llm",
-    "grpo": "leantrain-llm",
-    "llm": "leantrain-llm",
-    "retrieval": "leantrain-retrieval",
-    "progress": "leantrain-progress",
-    "prove": "leantrain-prover",
-    "prove-merge": "leantrain-prover",
-    "pipeline": "leantrain",
-    "demo": "leantrain",
-    "compare": "leantrain",
-    "report": "leantrain",
-    "verl": "leantrain-verl",
+    command: package
+    for package, commands in {
+        "leantrain-export": "export",
+        "leantrain-llm": "sft grpo llm",
+        "leantrain-retrieval": "retrieval",
+        "leantrain-progress": "progress",
+        "leantrain-prover": "prove prove-merge",
+        "leantrain": "pipeline demo compare report",
+        "leantrain-verl": "verl",
+    }.items()
+    for command in commands.split()
 }
 _VERL_HINT = (
     "; in the leantrain repository it has its own environment: "
@@ -159,38 +124,32 @@ _VERL_HINT = (
 
 def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        commands = discover_commands()
-    except LeanTrainError as e:
-        print(f"error: {e.one_line()}", file=sys.stderr)
-        return e.exit_code
+    commands = discover_commands()
     if not args or args[0] in ("-h", "--help", "help"):
-        print(_usage(commands))
+        about = "Train the models of a Lean 4 prover, lifelong."
+        text = usage("leantrain", list(commands.values()), about)
+        none = "commands:\n  (none: install a leantrain package such as leantrain-export)"
+        print(text if commands else text.replace("commands:", none))
         return 0
     if args[0] in ("-V", "--version"):
-        for name, ver in installed_packages().items():
-            print(f"{name} {ver}")
+        from leantrain.core.manifest import package_versions
+
+        for name, ver in package_versions().items():
+            if name.startswith("leantrain"):
+                print(f"{name} {ver}")
         return 0
     name, rest = args[0], args[1:]
     if name not in commands and name in COMMAND_PACKAGES:
         package = COMMAND_PACKAGES[name]
-        print(
-            f"error: the '{name}' command comes with {package}, which is not installed in this "
-            f"environment — install it (`uv add {package}` / `pip install {package}`)"
+        raise ConfigError(
+            f"the '{name}' command comes with {package}, which is not installed in this "
+            "environment",
+            hint=f"install it (`uv add {package}` / `pip install {package}`)"
             + (_VERL_HINT if package == "leantrain-verl" else ""),
-            file=sys.stderr,
         )
-        return 2
     if name not in commands:
-        import difflib
-
-        close = difflib.get_close_matches(name, list(commands), n=1)
-        hint = (
-            f" — did you mean '{close[0]}'?" if close else " — run 'leantrain --help' for the list"
-        )
-        print(f"error: unknown command '{name}'{hint}", file=sys.stderr)
-        return 2
-    return run_guarded(lambda: dispatch(commands[name], rest))
+        raise unknown_command("leantrain", name, list(commands))
+    return dispatch(commands[name], rest)
 
 
 if __name__ == "__main__":  # pragma: no cover

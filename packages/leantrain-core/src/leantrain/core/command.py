@@ -1,12 +1,9 @@
-"""The one command registry: a ``leantrain`` command (or subcommand) is declared once as a
-:class:`Command` — name, help, its config groups, a run function, optional trainer and key
-metrics — and published by a package's ``leantrain.commands`` entry point. Core owns the rest:
-dispatch to subcommands, usage, did-you-mean, the generated parser, the light-groups-first
-check, logging setup, JSON printing and exit codes (:func:`dispatch`).
+"""The one command registry: a ``leantrain`` command (or subcommand) is one :class:`Command`,
+published by a package's ``leantrain.commands`` entry point; :func:`dispatch` owns the rest
+(subcommands, usage, did-you-mean, parsing, logging setup, JSON printing, exit codes).
 
 Kept apart from :mod:`leantrain.core.cli`, so that importing ``leantrain.core`` does not import
-the module that ``python -m leantrain.core.cli`` runs. Names of groups, checks and run functions
-may be ``"module:attr"`` strings: a package's ``cli.py`` then imports nothing heavy.
+the module that ``python -m leantrain.core.cli`` runs.
 """
 
 from __future__ import annotations
@@ -20,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from leantrain.core.errors import ConfigError
+from leantrain.core.registry import import_object
 
 Ref = Any
 """A class or function, or its ``"module:attr"`` name (imported when the command runs)."""
@@ -33,14 +31,14 @@ class Command:
     called with one instance per group, and a returned dict is printed as JSON on stdout.
     ``light`` groups are read (flags they do not know ignored) and given to ``check`` before the
     heavy ``groups`` are imported: bad settings or data fail in a second. ``subcommands``: a
-    command of commands (``leantrain llm eval``). ``trainer`` names the trainer class of a training command
-    and ``metrics`` the key metrics it reports; ``logger`` is shown on stderr while it runs.
-    """
+    command of commands (``leantrain llm eval``). ``trainer`` names the trainer class of a
+    training command and ``metrics`` the key metrics it reports; ``logger`` is shown on stderr
+    while it runs. Groups, checks and run functions may be ``"module:attr"`` names, so that a
+    package's ``cli.py`` imports nothing heavy."""
 
     name: str
     help: str
     run: Ref = None
-    package: str = ""
     groups: tuple[Ref, ...] = ()
     light: tuple[Ref, ...] = ()
     check: Ref = None
@@ -52,23 +50,9 @@ class Command:
 
 
 def load(ref: Ref) -> Any:
-    """The object ``ref`` names (``"module:attr"``), or ``ref`` itself."""
-    if not isinstance(ref, str):
-        return ref
-    import importlib
-
-    module, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
-
-def show_logs(name: str = "leantrain", level: int = logging.INFO) -> None:
-    """Log lines of logger ``name`` as plain messages on stderr (stdout stays the result)."""
-    logger = logging.getLogger(name)
-    if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        logger.addHandler(handler)
-        logger.setLevel(level)
+    """The object ``ref`` names (``"module:attr"``, :func:`~leantrain.core.registry.import_object`:
+    a failed import is one :class:`ConfigError` line), or ``ref`` itself."""
+    return import_object(ref) if isinstance(ref, str) else ref
 
 
 def print_json(result: Any) -> None:
@@ -114,7 +98,12 @@ def dispatch(cmd: Command, argv: Sequence[str], prog: str | None = None) -> int:
     configs = parse(
         tuple(map(load, cmd.groups)), argv, prog=prog, description=cmd.description or cmd.help
     )
-    show_logs(cmd.logger)
+    logger = logging.getLogger(cmd.logger)
+    if not logger.handlers:  # its lines as plain messages on stderr (stdout is the result)
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
     result = load(cmd.run)(*configs)
     if isinstance(result, dict):
         print_json(result)
@@ -122,4 +111,4 @@ def dispatch(cmd: Command, argv: Sequence[str], prog: str | None = None) -> int:
     return int(result or 0)
 
 
-__all__ = ["Command", "dispatch", "load", "print_json", "show_logs", "usage"]
+__all__ = ["Command", "dispatch", "load", "print_json", "usage"]

@@ -32,8 +32,6 @@ from typing import Annotated, Any, Literal, TypeVar, Union
 
 from annotated_types import Ge, Gt, Le
 from leantrain.core.errors import ConfigError
-from leantrain.core.yaml_loader import MAX_YAML_BYTES as MAX_YAML_BYTES
-from leantrain.core.yaml_loader import MAX_YAML_NODES as MAX_YAML_NODES
 from leantrain.core.yaml_loader import load_yaml as load_yaml
 from leantrain.core.yaml_loader import parse_yaml as parse_yaml
 from leantrain.core.yaml_loader import read_yaml_file as read_yaml_file
@@ -61,8 +59,8 @@ _RANGES = {  # constraint → the engine's fields that have it
 _ALIASES: dict[str, tuple[str, ...]] = {
     "per_device_train_batch_size": ("batch_size",),
     "learning_rate": ("lr",),
+    "num_train_epochs": ("epochs", "epochs_per_repo"),
 }
-_ALIASES["num_train_epochs"] = ("epochs", "epochs_per_repo")
 ENGINE_FIELDS: dict[str, tuple[Any, tuple[str, ...]]] = {
     **{n: (rule, _ALIASES.get(n, ())) for rule, names in _RANGES.items() for n in names.split()},
     "max_steps": (StepLimit, ()),
@@ -79,7 +77,6 @@ def setting(
     *,
     aliases: Sequence[str] = (),
     positional: bool = False,
-    **field_kw: Any,
 ) -> Any:
     """A config field in one line: its default (none: a required setting, keyword-only), its
     ``--help`` text, its aliases (other names of it in dicts, YAML, flags and keywords) and
@@ -87,17 +84,15 @@ def setting(
     instance."""
     meta: dict[str, Any] = {"help": help, **({"aliases": tuple(aliases)} if aliases else {})}
     meta.update({"positional": True} if positional else {})
-    if default is _MISSING and "default_factory" not in field_kw:
-        return dataclasses.field(kw_only=True, metadata=meta, **field_kw)
+    if default is _MISSING:
+        return dataclasses.field(kw_only=True, metadata=meta)
     if isinstance(default, (list, dict, set)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata=meta)
-    return dataclasses.field(default=default, metadata=meta, **field_kw)
+    return dataclasses.field(default=default, metadata=meta)
 
 
 def config_fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
     """The init fields of a config dataclass, by name."""
-    if not dataclasses.is_dataclass(cls):
-        raise TypeError(f"{cls!r} is not a dataclass")
     return {f.name: f for f in dataclasses.fields(cls) if f.init}
 
 
@@ -122,10 +117,8 @@ def resolve(cls: type, data: Mapping[str, Any], *, source: str = "config") -> di
     given_as: dict[str, str] = {}
     for key, value in data.items():
         name = aliases.get(key, key)
-        if name in given_as:
-            first, second = given_as[name], key
-            if name in (first, second):
-                first, second = sorted((first, second), key=lambda k: k == name)
+        if name in given_as:  # the field's own name second
+            first, second = sorted((given_as[name], key), key=lambda k: k == name)
             raise ConfigError(f"{source}: '{first}' and '{second}' are the same setting; give one")
         given_as[name] = key
         out[name] = value
@@ -137,11 +130,9 @@ def suggest(name: str, valid: Sequence[str], aliases: Mapping[str, str] = {}) ->
     target = aliases.get(name)
     close = [target] if target and target in valid else difflib.get_close_matches(name, valid, n=3)
     close.sort(key=lambda v: sorted(v) != sorted(name))  # swapped letters first: modle → model
-    return (
-        f"did you mean '{close[0]}'?"
-        if close
-        else f"valid keys include: {', '.join(sorted(valid)[:12])} …"
-    )
+    if close:
+        return f"did you mean '{close[0]}'?"
+    return f"valid keys include: {', '.join(sorted(valid)[:12])} …"
 
 
 def unknown_key(cls: type, key: str, value: Any, *, source: str) -> ConfigError:
@@ -173,31 +164,8 @@ def _build(cls: type[C], values: Mapping[str, Any], *, source: str) -> C:
         raise ConfigError(f"{source}: invalid {cls.__name__}: {e}") from None
 
 
-def _accepts_none(tp: Any) -> bool:
-    return tp is type(None) or any(_accepts_none(a) for a in _members(tp))
-
-
 def _members(tp: Any) -> tuple[Any, ...]:
     return typing.get_args(tp) if typing.get_origin(tp) in (Union, types.UnionType) else ()
-
-
-def _resolve_hints(klass: type) -> dict[str, Any]:
-    own = inspect.get_annotations(klass)
-    try:
-        return {
-            n: tp for n, tp in typing.get_type_hints(klass, include_extras=True).items() if n in own
-        }
-    except Exception:  # one unresolvable annotation: resolve the others one by one
-        module = sys.modules.get(klass.__module__)
-        hints = {}
-        for name, annotation in own.items():
-            holder = types.SimpleNamespace(__annotations__={name: annotation})
-            try:
-                glob = vars(module) if module else None
-                hints[name] = typing.get_type_hints(holder, glob, include_extras=True)[name]
-            except Exception:
-                hints[name] = Any
-        return hints
 
 
 def _from_engine(cls: type, name: str) -> bool:
@@ -212,13 +180,19 @@ def _from_engine(cls: type, name: str) -> bool:
 
 @functools.cache
 def _hints(cls: type) -> dict[str, Any]:
-    """Field → type hint with its constraints, resolved class by class along the MRO (a base
-    whose annotations do not resolve leaves its fields unchecked, not the whole class); an
-    engine field of :data:`ENGINE_FIELDS` gets the table's constraint."""
+    """Field → type hint with its constraints, resolved one by one along the MRO (one that does
+    not resolve leaves its field unchecked, not the whole class); an engine field of
+    :data:`ENGINE_FIELDS` gets the table's constraint."""
     hints: dict[str, Any] = {}
     for klass in reversed(cls.__mro__):
-        if inspect.get_annotations(klass):
-            hints.update(_resolve_hints(klass))
+        module = sys.modules.get(klass.__module__)
+        glob, local = (vars(module) if module else {}), dict(vars(klass))
+        for name, annotation in inspect.get_annotations(klass).items():
+            holder = types.SimpleNamespace(__annotations__={name: annotation})
+            try:
+                hints[name] = typing.get_type_hints(holder, glob, local, include_extras=True)[name]
+            except Exception:  # left unchecked
+                hints[name] = Any
     for name in config_fields(cls):
         tp = hints.get(name, Any)
         rule = ENGINE_FIELDS.get(name, (None,))[0] if _from_engine(cls, name) else None
@@ -226,7 +200,7 @@ def _hints(cls: type) -> dict[str, Any]:
             if isinstance(rule, tuple):
                 tp = Annotated[(tp, *rule)]
             else:
-                tp = Union[rule, None] if _accepts_none(tp) else rule  # noqa: UP007
+                tp = Union[rule, None] if type(None) in _members(tp) else rule  # noqa: UP007
         hints[name] = tp
     return hints
 
@@ -328,13 +302,11 @@ def _check_range(cls: type, key: str, value: Any, *, source: str) -> Any:
     if _strip(tp) == tp:
         return value
     adapter = _adapter(cls, key, constrained=True)
-    from pydantic import ValidationError
-
     try:
         checked = adapter.validate_python(value) if adapter is not None else value
         if not _out_of_range(checked):
             return checked
-    except (ValidationError, ValueError, TypeError, OverflowError):
+    except (ValueError, TypeError, OverflowError):  # pydantic's ValidationError too
         pass
     choices = list(dict.fromkeys(_choices(tp)))
     if choices:
@@ -357,13 +329,11 @@ def typed(cls: type, key: str, candidates: Sequence[Any], *, source: str) -> Any
     adapter = _adapter(cls, key, constrained=False)
     if adapter is None:
         return candidates[0]
-    from pydantic import ValidationError
-
     for value in candidates:
         try:
             # strict for a boolean: true is not the number 1 (lax mode would take it)
             value = adapter.validate_python(value, strict=isinstance(value, bool) or None)
-        except (ValidationError, ValueError, TypeError, OverflowError):
+        except (ValueError, TypeError, OverflowError):  # pydantic's ValidationError too
             continue
         return _check_range(cls, key, value, source=source)
     value = candidates[0]
@@ -390,7 +360,7 @@ def validate_fields(cfg: Any, *, source: str = "keyword arguments") -> None:
     cls: type = type(cfg)
     for name in config_fields(cls):
         value = getattr(cfg, name, None)
-        if value is not None and _hints(cls).get(name, Any) != _strip(_hints(cls)[name]):
+        if value is not None:
             _check_range(cls, name, value, source=source)
     for klass in reversed(cls.__mro__):
         if "check_group" in klass.__dict__:
@@ -429,30 +399,20 @@ def config_to_dict(cfg: Any) -> dict[str, Any]:
             return [safe(x) for x in v]
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
             return config_to_dict(v)
-        if hasattr(v, "to_dict"):
-            try:
-                return safe(v.to_dict())
-            except Exception:
-                pass
         return str(v)
 
-    def value(name: str) -> Any:
-        v = getattr(cfg, name)
-        return "<redacted>" if v and _is_secret(name) else safe(v)
-
-    return {
-        f.name: value(f.name) for f in dataclasses.fields(cfg) if f.init and hasattr(cfg, f.name)
-    }
+    fields = [f.name for f in dataclasses.fields(cfg) if f.init and hasattr(cfg, f.name)]
+    values = {name: getattr(cfg, name) for name in fields}
+    return {k: "<redacted>" if v and _is_secret(k) else safe(v) for k, v in values.items()}
 
 
-# Config fields never written to a manifest (or an error) in clear: a whole word of the name is
-# token / secret / password / api_key (TrainingArguments.hub_token, wandb_api_key). Not a name
-# that only contains the letters (max_new_tokens, average_tokens_across_devices) nor a
-# vocabulary token (eos_token, pad_token): those are settings whose changes a resume compares.
 _SECRET_RE = re.compile(r"(?:^|_)(?:token|secret|password|passwd|api_?key)(?:_|$)", re.IGNORECASE)
 _VOCABULARY_TOKEN = re.compile(r"^(?:eos|bos|pad|unk|sep|cls|mask)_token$", re.IGNORECASE)
 
 
 def _is_secret(name: str) -> bool:
-    """Is the config field ``name`` a secret (see above)?"""
+    """Is config field ``name`` never written in clear (to a manifest or an error)? A whole word
+    of it is token / secret / password / api_key (``hub_token``, ``wandb_api_key``); not a name
+    that only contains the letters (``max_new_tokens``) nor a vocabulary token (``eos_token``,
+    ``pad_token``): those are settings whose changes a resume compares."""
     return bool(_SECRET_RE.search(name)) and not _VOCABULARY_TOKEN.match(name)

@@ -29,8 +29,8 @@ class Group:
             owner = next(k for k in cls.__mro__[1:] if name in inspect.get_annotations(k))
             meta = getattr(owner, "__dataclass_fields__")[name].metadata  # noqa: B009
             cls.__annotations__[name] = typing.get_type_hints(owner, include_extras=True)[name]
-            field = setting(value, meta.get("help", ""), aliases=meta.get("aliases", ()))
-            field.metadata = meta  # the group's own (positional included)
+            field = setting(value)
+            field.metadata = meta  # the group's own: help, aliases, positional
             setattr(cls, name, field)
 
     def __post_init__(self) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import hashlib
-import math
 from importlib.metadata import PackageNotFoundError, distributions, version
 from pathlib import Path
 from typing import Any, Literal
@@ -39,11 +38,11 @@ def _now() -> str:
 
 def package_versions() -> dict[str, str]:
     """Versions of the installed leantrain packages and the engines they run on."""
-    out = {}
-    for dist in distributions():
-        name = dist.metadata["Name"]
-        if name and name.startswith("leantrain"):
-            out[name] = dist.version
+    out = {
+        d.metadata["Name"]: d.version
+        for d in distributions()
+        if (d.metadata["Name"] or "").startswith("leantrain")
+    }
     for name in _TRACKED:
         with contextlib.suppress(PackageNotFoundError):
             out[name] = version(name)
@@ -67,17 +66,6 @@ def checksum_tree(path: str | Path) -> dict[str, str]:
     return {
         str(p.relative_to(path)): sha256_file(p) for p in sorted(path.rglob("*")) if p.is_file()
     }
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with every NaN or infinite float replaced by ``None`` (recursively)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
 
 
 class _Record(BaseModel):
@@ -188,29 +176,24 @@ class RunManifest(_Record):
             raise CheckpointError(
                 f"{run_dir}: no {MANIFEST_NAME}", hint="is this a leantrain run directory?"
             )
+        restore = f"restore the file, or {_START_OVER}"
         try:
             raw = read_json(path)
         except Exception as e:
-            raise CheckpointError(
-                f"{path}: corrupted manifest ({e})", hint=f"restore the file, or {_START_OVER}"
-            ) from None
+            raise CheckpointError(f"{path}: corrupted manifest ({e})", hint=restore) from None
         if not isinstance(raw, dict):
             raise CheckpointError(
                 f"{path}: not a leantrain manifest (a JSON {type(raw).__name__}, not an object)",
-                hint=f"restore the file, or {_START_OVER}",
+                hint=restore,
             )
         found = raw.get("format_version")
         if found != FORMAT_VERSION or isinstance(found, bool):
-            newer = (
-                isinstance(found, int) and not isinstance(found, bool) and found > FORMAT_VERSION
-            )
+            upgrade = "upgrade leantrain-core (pip install -U leantrain-core)"
+            none = " (a development version of leantrain wrote none)" if found is None else ""
             raise CheckpointError(
                 f"{path}: manifest format_version {found!r}, this leantrain-core reads "
-                f"{FORMAT_VERSION}"
-                + (" (a development version of leantrain wrote none)" if found is None else ""),
-                hint="upgrade leantrain-core (pip install -U leantrain-core)"
-                if newer
-                else _START_OVER,
+                f"{FORMAT_VERSION}{none}",
+                hint=upgrade if type(found) is int and found > FORMAT_VERSION else _START_OVER,
             )
         try:
             manifest = cls.model_validate(raw)
@@ -218,18 +201,17 @@ class RunManifest(_Record):
             first = e.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "(top level)"
             raise CheckpointError(
-                f"{path}: malformed manifest: {where}: {first['msg']}",
-                hint=f"restore the file, or {_START_OVER}",
+                f"{path}: malformed manifest: {where}: {first['msg']}", hint=restore
             ) from None
         manifest._run_dir = Path(run_dir)
         return manifest
 
     def save(self) -> None:
         """Write the manifest atomically (indented JSON; modes as the umask gives). A NaN or
-        infinite number (a diverged ``train_loss``) is written as ``null``: JSON has no such
-        numbers, and :meth:`load` reads strict JSON."""
+        infinite number (a diverged ``train_loss``) is written as ``null`` (pydantic's JSON mode):
+        JSON has no such numbers, and :meth:`load` reads strict JSON."""
         self.updated = _now()
-        atomic_write_json(self.path, _finite(self.model_dump()))
+        atomic_write_json(self.path, self.model_dump(mode="json"))
 
     # -- steps --------------------------------------------------------------------------------
     def step(self, trainer: str, index: int) -> StepRecord | None:
@@ -269,18 +251,11 @@ class RunManifest(_Record):
         self.save()
 
     # -- what follows from the steps ----------------------------------------------------------
-    def _done(self, trainer: str, index: int) -> bool:
-        record = self.step(trainer, index)
-        return record is not None and record.status == "done"
-
     @property
     def completed_repos(self) -> list[str]:
         """The repositories of ``order`` on which every trainer's step is done."""
-        return [
-            repo
-            for i, repo in enumerate(self.order)
-            if all(self._done(t, i) for t in self.trainers)
-        ]
+        done = {(s.trainer, s.index) for s in self.steps if s.status == "done"}
+        return [r for i, r in enumerate(self.order) if all((t, i) in done for t in self.trainers)]
 
     @property
     def status(self) -> Literal["running", "completed"]:
@@ -311,14 +286,10 @@ class RunManifest(_Record):
         path = self.checkpoint_path(record)
         for rel, digest in record.files.items():
             f = path / rel if path.is_dir() else path
-            if not f.is_file():
+            if not f.is_file() or sha256_file(f) != digest:
+                what = "is corrupted (checksum mismatch)" if f.is_file() else "is missing"
                 raise CheckpointError(
-                    f"checkpoint {path}: file {rel} is missing",
-                    hint="delete the checkpoint to retrain from the previous one",
-                )
-            if sha256_file(f) != digest:
-                raise CheckpointError(
-                    f"checkpoint {path}: file {rel} is corrupted (checksum mismatch)",
+                    f"checkpoint {path}: file {rel} {what}",
                     hint="delete the checkpoint to retrain from the previous one",
                 )
         return path

@@ -18,7 +18,7 @@ import dataclasses
 import inspect
 import re
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, NoReturn, TypeVar
 
 from leantrain.core import config as c
@@ -33,11 +33,9 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         required = re.match(r"the following arguments are required: (.*)", message)
-        if required:
+        if required:  # each option by its first spelling
             names = ", ".join(n.split("/")[0] for n in required[1].split(", "))
-            raise ConfigError(
-                f"{self.prog}: missing required {names}", hint=f"run '{self.prog} --help'"
-            )
+            message = f"missing required {names}"
         raise ConfigError(f"{self.prog}: {message}", hint=f"run '{self.prog} --help'")
 
 
@@ -53,10 +51,6 @@ def _flag(name: str) -> list[str]:
     """``--foo-bar`` and ``--foo_bar``; a one-letter name is ``-k`` too."""
     short = [f"-{name}"] if len(name) == 1 else []
     return list(dict.fromkeys([f"--{name.replace('_', '-')}", f"--{name}", *short]))
-
-
-def _owner(cls: type, name: str) -> type:
-    return next((k for k in cls.__mro__ if name in inspect.get_annotations(k)), cls)
 
 
 def _readings(raws: list[str]) -> list[Any]:
@@ -113,11 +107,10 @@ def build_parser(
     *,
     prog: str | None = None,
     description: str | None = None,
-    aliases: Mapping[str, str] | None = None,
     given: Sequence[str] = (),
 ) -> ArgumentParser:
     """The argparse parser of ``groups``' fields (``given``: fields a ``--config`` file sets,
-    so not required on the command line; ``aliases``: extra flag names → fields)."""
+    so not required on the command line)."""
     parser = ArgumentParser(prog=prog, description=description, allow_abbrev=False)
     own_config = any("config" in c.config_fields(g) for g in groups)  # a group's own file
     needed = any(getattr(g, "config_required", False) for g in groups)  # a class's own hook
@@ -128,44 +121,37 @@ def build_parser(
             required=needed,
             help="YAML file of options; flags override it" + (" (required)" if needed else ""),
         )
-    sections: dict[tuple[type, str], Any] = {}
+    sections: dict[type, Any] = {}  # one help group per class that declares fields
     for cls in groups:
-        extra = {**c.aliases_of(cls), **{a: f for a, f in (aliases or {}).items()}}
+        aliases = c.aliases_of(cls)
         for name, f in c.config_fields(cls).items():
-            owner = _owner(cls, name)
+            owner = next((k for k in cls.__mro__ if name in inspect.get_annotations(k)), cls)
             top = owner.__module__.split(".")[0]
             ours = top == groups[0].__module__.split(".")[0]
-            if (owner, top) not in sections:
+            if owner not in sections:
                 doc = (owner.__doc__ or "").strip().split("\n")[0]
                 doc = owner.__name__ if doc.startswith(owner.__name__ + "(") or not doc else doc
-                title = f"{top} options" + (
-                    f": {owner.__name__}"
-                    if ours
-                    else f" of {owner.__name__} (passed to the engine)"
-                )
-                sections[(owner, top)] = parser.add_argument_group(title, doc if ours else None)
-                sections[(owner, top)].order = (
-                    not ours,
-                    cls.__mro__.index(owner) * (-1 if ours else 1),
-                )
+                engine = f" of {owner.__name__} (passed to the engine)"
+                title = f"{top} options" + (f": {owner.__name__}" if ours else engine)
+                sections[owner] = parser.add_argument_group(title, doc if ours else None)
+                sections[owner].order = (not ours, cls.__mro__.index(owner) * (-1 if ours else 1))
             required = f.default is f.default_factory is dataclasses.MISSING and name not in given
             tp = c._strip(c._hints(cls).get(name, Any))
             is_bool = tp is bool or tp == bool | None
             kinds = [m for m in c._members(tp) or (tp,) if m is not type(None)]
-            metavar = "|".join(c._type_name(m) for m in kinds).upper()
+            metavar = "BOOL" if is_bool else "|".join(map(c._type_name, kinds)).upper()
             kw: dict[str, Any] = dict(
                 dest=name, action=_Collect, help=_help(cls, f, required), default=argparse.SUPPRESS
             )
             if f.metadata.get("positional"):  # a list: any number (at least one if required)
                 if typing.get_origin(kinds[0]) is list:
                     kw["nargs"] = "+" if required else "*"
-                sections[(owner, top)].add_argument(metavar=name.upper(), **kw)
+                sections[owner].add_argument(metavar=name.upper(), **kw)
                 continue
-            names = [*_flag(name), *(s for a, t in extra.items() if t == name for s in _flag(a))]
-            kw.update(nargs="?", const="true", metavar="BOOL") if is_bool else kw.update(
-                metavar=metavar
-            )
-            sections[(owner, top)].add_argument(*names, required=required, **kw)
+            names = [*_flag(name), *(s for a, t in aliases.items() if t == name for s in _flag(a))]
+            if is_bool:
+                kw.update(nargs="?", const="true")
+            sections[owner].add_argument(*names, required=required, metavar=metavar, **kw)
         for section, keys in (getattr(cls, "flag_sections", dict)() or {}).items():
             for key in keys:  # a dict field's keys as flags (retrieval's ``trainer``)
                 parser.add_argument(
@@ -175,13 +161,9 @@ def build_parser(
                     default=argparse.SUPPRESS,
                     help=argparse.SUPPRESS,
                 )
-    many = {"*": "[{0} ...]", "+": "{0} [{0} ...]"}
+    formatter = parser._get_formatter()  # argparse's own "X [X ...]" for a positional list
     shown = [
-        (
-            many.get(str(a.nargs), "{0}").format(a.metavar)
-            if not a.option_strings
-            else f"{a.option_strings[0]} {a.metavar}"
-        )
+        " ".join([*a.option_strings[:1], formatter._format_args(a, a.dest.upper())])
         for a in parser._actions
         if (a.required or not a.option_strings) and a.dest not in ("help", "config")
     ]
@@ -247,16 +229,16 @@ def parse(
     *,
     prog: str | None = None,
     description: str | None = None,
-    aliases: Mapping[str, str] | None = None,
     known_only: bool = False,
 ) -> Any:
     """Instances of ``groups`` (one class: one instance; a tuple: a tuple) from ``--config
     FILE`` and flags (flags win). ``known_only`` ignores settings that are no field of the
     groups: the light-groups-first check before the engine's heavy class is imported."""
     single = isinstance(groups, type)
-    groups = (groups,) if isinstance(groups, type) else tuple(groups)
+    groups = (groups,) if single else tuple(groups)
+    prog = prog or groups[0].__name__
     owner = {n: g for g in groups for n in c.config_fields(g)}
-    pre = ArgumentParser(prog=prog or groups[0].__name__, add_help=False, allow_abbrev=False)
+    pre = ArgumentParser(prog=prog, add_help=False, allow_abbrev=False)
     pre.add_argument("--config")
     # a group that declares a ``config`` field reads that file itself (VERL's YAML)
     path = None if "config" in owner else pre.parse_known_args(list(argv))[0].config
@@ -271,18 +253,11 @@ def parse(
             elif not known_only:
                 if single:
                     raise c.unknown_key(groups[0], k, v, source=path)
-                hint = c.suggest(k, list(owner))
-                raise ConfigError(f"{path}: unknown key '{k}'", hint=hint)
+                raise ConfigError(f"{path}: unknown key '{k}'", hint=c.suggest(k, list(owner)))
         for g in groups:
             values[g] = c.typed_values(g, c.resolve(g, values[g], source=path), source=path)
     given = [k for g in groups for k in values[g]]
-    parser = build_parser(
-        groups,
-        prog=prog or groups[0].__name__,
-        description=description,
-        aliases=aliases,
-        given=given,
-    )
+    parser = build_parser(groups, prog=prog, description=description, given=given)
     ns, extras = parser.parse_known_args(_join_values(parser, argv))
     if extras and not known_only:
         _unknown(groups, extras, parser)
@@ -315,8 +290,3 @@ def given(cfg: Any) -> frozenset[str]:
 def parse_cli(cls: type[C], argv: Sequence[str], **kw: Any) -> C:
     """One config class from ``argv``: :func:`parse` of one group."""
     return parse(cls, argv, **kw)
-
-
-def parse_known(cls: type[C], argv: Sequence[str], **kw: Any) -> C:
-    """One light group from only those settings of ``argv`` that are its fields."""
-    return parse(cls, argv, known_only=True, **kw)

@@ -18,27 +18,24 @@ MAX_YAML_NODES = 100_000
 alias bomb fails fast, before anything is built from it."""
 
 
-class _DuplicateKey(yaml.YAMLError):
-    def __init__(self, key: Any, first: int, second: int) -> None:
-        super().__init__(f"key {key!r} is given twice (lines {first} and {second})")
-
-
 class _Loader(yaml.SafeLoader):
     """PyYAML's safe loader with YAML 1.2's floats (``1e-5``, ``1E-5``, ``5e3``, ``.5``: PyYAML
-    alone reads the first three as strings) and duplicate keys refused."""
+    alone reads the first three as strings) and duplicate keys refused (naming ``where``)."""
+
+    where = "config"
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(
-                key_node, yaml.ScalarNode
-            ):
-                continue
-            key = self.construct_object(key_node)
-            line = key_node.start_mark.line + 1
-            if key in seen:
-                raise _DuplicateKey(key, seen[key], line)
-            seen[key] = line
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                key = self.construct_object(key_node)
+                line = key_node.start_mark.line + 1
+                if key in seen:
+                    raise ConfigError(
+                        f"{self.where}: key {key!r} is given twice (lines {seen[key]} and {line})",
+                        hint="give each key once",
+                    )
+                seen[key] = line
         return super().construct_mapping(node, deep=deep)
 
 
@@ -57,29 +54,28 @@ _Loader.add_implicit_resolver(
 def _expanded_size(root: yaml.Node, where: str) -> int:
     """The number of nodes of ``root`` with every alias expanded, counted once per shared node
     (so in time linear in the file); over :data:`MAX_YAML_NODES` or recursive is an error."""
-    sizes: dict[int, int] = {}
-    open_nodes: set[int] = set()
+    sizes: dict[yaml.Node, int] = {}  # nodes hash by identity
+    open_nodes: set[yaml.Node] = set()
 
     def size(node: yaml.Node) -> int:
-        key = id(node)
-        if key in sizes:
-            return sizes[key]
-        if key in open_nodes:
+        if node in sizes:
+            return sizes[node]
+        if node in open_nodes:
             raise ConfigError(f"{where}: a YAML alias refers to itself (a recursive structure)")
-        open_nodes.add(key)
+        open_nodes.add(node)
         total = 1
         if isinstance(node, yaml.SequenceNode):
             total += sum(size(child) for child in node.value)
         elif isinstance(node, yaml.MappingNode):
             total += sum(size(k) + size(v) for k, v in node.value)
-        open_nodes.discard(key)
+        open_nodes.discard(node)
         if total > MAX_YAML_NODES:
             raise ConfigError(
                 f"{where}: the YAML expands to more than {MAX_YAML_NODES:,} values "
                 "(aliases repeated into an 'alias bomb'?)",
                 hint="a config file is a small mapping of keys; write it without nested aliases",
             )
-        sizes[key] = total
+        sizes[node] = total
         return total
 
     return size(root)
@@ -91,13 +87,12 @@ def parse_yaml(text: str, *, where: str = "config") -> Any:
     loader = None
     try:
         loader = _Loader(text)  # its reader refuses control characters here
+        loader.where = where
         node = loader.get_single_node()
         if node is None:
             return None
         _expanded_size(node, where)
         return loader.construct_document(node)
-    except _DuplicateKey as e:
-        raise ConfigError(f"{where}: {e}", hint="give each key once") from None
     except yaml.YAMLError as e:
         detail = " ".join(str(e).split())
         raise ConfigError(f"{where}: malformed YAML: {detail}") from None
