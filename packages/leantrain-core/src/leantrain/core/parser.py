@@ -99,7 +99,7 @@ def _help(cls: type, f: dataclasses.Field[Any], required: bool) -> str:
         text += " (required)"
     elif f.default is not dataclasses.MISSING and f.default is not None:
         text += f" (default: {getattr(f.default, 'value', f.default)!s})"
-    return text.replace("%", "%%")
+    return text.replace("%%", "%").replace("%", "%%")  # engine help comes escaped already
 
 
 def build_parser(
@@ -129,7 +129,9 @@ def build_parser(
             top = owner.__module__.split(".")[0]
             ours = top == groups[0].__module__.split(".")[0]
             if owner not in sections:
-                doc = (owner.__doc__ or "").strip().split("\n")[0]
+                # the docstring's first sentence (a wrapped one whole, not its first line)
+                doc = " ".join((owner.__doc__ or "").strip().split("\n\n")[0].split())
+                doc = re.split(r"(?<=[a-z)`]\.)\s", doc, maxsplit=1)[0]
                 doc = owner.__name__ if doc.startswith(owner.__name__ + "(") or not doc else doc
                 engine = f" of {owner.__name__} (passed to the engine)"
                 title = f"{top} options" + (f": {owner.__name__}" if ours else engine)

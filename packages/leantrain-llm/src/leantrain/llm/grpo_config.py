@@ -55,6 +55,9 @@ class GRPOConfig(
         None,
         "Advantage function (registry name or 'module:function') replacing TRL's group normalisation.",
     )
+    activation_checkpointing: bool | None = setting(
+        None, "Recompute activations in backward to save memory (slower); off by default."
+    )
 
     def __post_init__(self) -> None:
         validate_fields(self)  # first: the ranges before anything reads the values
