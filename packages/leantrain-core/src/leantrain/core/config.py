@@ -68,11 +68,9 @@ ENGINE_FIELDS: dict[str, tuple[Any, tuple[str, ...]]] = {
 """Field of transformers' ``TrainingArguments`` / TRL's configs → (constraint metadata, or the
 type replacing the hint; aliases): the one table of the settings leantrain does not own."""
 
-_MISSING: Any = dataclasses.MISSING
-
 
 def setting(
-    default: Any = _MISSING,
+    default: Any = dataclasses.MISSING,
     help: str = "",
     *,
     aliases: Sequence[str] = (),
@@ -84,7 +82,7 @@ def setting(
     instance."""
     meta: dict[str, Any] = {"help": help, **({"aliases": tuple(aliases)} if aliases else {})}
     meta.update({"positional": True} if positional else {})
-    if default is _MISSING:
+    if default is dataclasses.MISSING:
         return dataclasses.field(kw_only=True, metadata=meta)
     if isinstance(default, (list, dict, set)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata=meta)
