@@ -13,10 +13,7 @@ from leantrain.core.groups import Group
 
 @dataclass
 class VerifyArgs(Group):
-    """What ``leantrain verify`` re-checks.
-
-    The backend (``--backend repl|kimina|pantograph``, default repl) and how Lean is reached
-    are :class:`LeanArgs`."""
+    """What ``leantrain verify`` re-checks (the backend and how Lean is reached: ``LeanArgs``)."""
 
     proofs: str = setting(
         help="The proofs to re-check: a prover's proofs.json, or a JSONL of {name, "
