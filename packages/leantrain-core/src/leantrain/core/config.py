@@ -156,9 +156,7 @@ def check_keys(cls: type, data: Mapping[str, Any], *, source: str) -> None:
 def _build(cls: type[C], values: Mapping[str, Any], *, source: str) -> C:
     try:
         return cls(**values)
-    except ConfigError:
-        raise
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError) as e:  # a group's ConfigError is neither: it passes
         raise ConfigError(f"{source}: invalid {cls.__name__}: {e}") from None
 
 
