@@ -1,6 +1,5 @@
 """``leantrain verify PROOFS --backend repl|kimina|pantograph``, declared for core's registry:
-re-check a ``proofs.json`` (:func:`leantrain.lean.verify.verify_command`). Imported by every
-``leantrain`` invocation, so nothing heavy loads at module level."""
+re-check a ``proofs.json`` (:func:`leantrain.lean.verify.verify_command`)."""
 
 from __future__ import annotations
 
