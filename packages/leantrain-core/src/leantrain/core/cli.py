@@ -1,10 +1,6 @@
-"""The ``leantrain`` console script.
-
-Subcommands come from the entry-point group ``leantrain.commands`` of whatever leantrain
-packages are installed: each entry point names a callable returning a list of
-:class:`Command`. ``leantrain --version`` lists the installed packages. A
-:class:`~leantrain.core.errors.LeanTrainError` becomes one line on stderr and a non-zero exit.
-"""
+"""The ``leantrain`` console script: the commands of the installed packages (each entry point of
+the group ``leantrain.commands`` names a callable returning a list of :class:`Command`), run by
+:func:`run_guarded` (a ``LeanTrainError`` is one line on stderr and a non-zero exit)."""
 
 from __future__ import annotations
 

@@ -68,11 +68,9 @@ ENGINE_FIELDS: dict[str, tuple[Any, tuple[str, ...]]] = {
 """Field of transformers' ``TrainingArguments`` / TRL's configs → (constraint metadata, or the
 type replacing the hint; aliases): the one table of the settings leantrain does not own."""
 
-_MISSING: Any = dataclasses.MISSING
-
 
 def setting(
-    default: Any = _MISSING,
+    default: Any = dataclasses.MISSING,
     help: str = "",
     *,
     aliases: Sequence[str] = (),
@@ -84,7 +82,7 @@ def setting(
     instance."""
     meta: dict[str, Any] = {"help": help, **({"aliases": tuple(aliases)} if aliases else {})}
     meta.update({"positional": True} if positional else {})
-    if default is _MISSING:
+    if default is dataclasses.MISSING:
         return dataclasses.field(kw_only=True, metadata=meta)
     if isinstance(default, (list, dict, set)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata=meta)
@@ -158,9 +156,7 @@ def check_keys(cls: type, data: Mapping[str, Any], *, source: str) -> None:
 def _build(cls: type[C], values: Mapping[str, Any], *, source: str) -> C:
     try:
         return cls(**values)
-    except ConfigError:
-        raise
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError) as e:  # a group's ConfigError is neither: it passes
         raise ConfigError(f"{source}: invalid {cls.__name__}: {e}") from None
 
 

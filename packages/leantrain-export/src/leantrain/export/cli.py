@@ -1,6 +1,5 @@
-"""``leantrain export …``, declared for core's registry: import, list, stats, merge, curriculum,
-dump-json, delete, trace. Imports nothing heavy; the run functions and their settings are in
-:mod:`leantrain.export.commands`."""
+"""``leantrain export …`` (import, list, stats, merge, curriculum, dump-json, delete, trace),
+declared for core's registry; run functions and settings: :mod:`leantrain.export.commands`."""
 
 from __future__ import annotations
 

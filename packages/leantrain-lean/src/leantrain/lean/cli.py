@@ -1,6 +1,5 @@
 """``leantrain verify PROOFS --backend repl|kimina|pantograph``, declared for core's registry:
-re-check a ``proofs.json`` (:func:`leantrain.lean.verify.verify_command`). Imported by every
-``leantrain`` invocation, so nothing heavy loads at module level."""
+re-check a ``proofs.json`` (:func:`leantrain.lean.verify.verify_command`)."""
 
 from __future__ import annotations
 
@@ -13,10 +12,7 @@ from leantrain.core.groups import Group
 
 @dataclass
 class VerifyArgs(Group):
-    """What ``leantrain verify`` re-checks.
-
-    The backend (``--backend repl|kimina|pantograph``, default repl) and how Lean is reached
-    are :class:`LeanArgs`."""
+    """What ``leantrain verify`` re-checks (the backend and how Lean is reached: ``LeanArgs``)."""
 
     proofs: str = setting(
         help="The proofs to re-check: a prover's proofs.json, or a JSONL of {name, "

@@ -1,7 +1,6 @@
 """``leantrain sft``, ``leantrain grpo`` and ``leantrain llm eval|merge-lora|convert``, declared
-for core's registry. Imported by every ``leantrain`` invocation, so everything heavy is named,
-not imported: TRL's config classes load after the light groups and the data were checked
-(:func:`~leantrain.llm.runner.check_first`): bad input fails in seconds."""
+for core's registry: TRL's config classes load after the light groups and the data were checked
+(:func:`~leantrain.llm.runner.check_first`), so bad input fails in seconds."""
 
 from __future__ import annotations
 

@@ -68,7 +68,16 @@ class GRPOConfig(
                 hint="e.g. --reward format --reward reference_match",
             )
         self._check_code()
-        self._apply_algorithm()
+        if self.algorithm is not None:
+            from leantrain.llm.algorithms import algorithm_preset
+
+            valid = {f.name for f in fields(self)}
+            for key, value in algorithm_preset(self.algorithm, allow_code=self.allow_code).items():
+                if key not in valid:
+                    raise ConfigError(
+                        f"algorithm preset '{self.algorithm}' sets unknown GRPOConfig key '{key}'"
+                    )
+                setattr(self, key, value)
         self._check_batch()
         self._resolve_precision()
         try:
@@ -77,10 +86,8 @@ class GRPOConfig(
             raise ConfigError(f"invalid GRPO settings: {e}") from None
 
     def _whole_mode(self) -> None:
-        """``--mode whole`` (whole-proof prompts, :mod:`leantrain.tactics.whole_proof`) implies
-        ``lean_level: whole`` and takes ``whole_format`` for the tactic ``format`` reward of the
-        default rewards; ``--lean-level whole`` and ``--lean-backend replay`` need it; no
-        retrieved premises."""
+        """What ``--mode whole`` (whole-proof prompts, :mod:`leantrain.tactics.whole_proof`)
+        implies, and the settings that need it or refuse it."""
         if self.mode == "whole":
             self.lean_level = "whole"
             if self.reward_funcs == ["format", "reference_match"]:  # the defaults
@@ -114,19 +121,6 @@ class GRPOConfig(
                 REWARDS.check_code(name, allow_code=self.allow_code)
         if isinstance(self.advantage_fn, str):
             ADVANTAGES.check_code(self.advantage_fn, allow_code=self.allow_code)
-
-    def _apply_algorithm(self) -> None:
-        if self.algorithm is None:
-            return
-        from leantrain.llm.algorithms import algorithm_preset
-
-        valid = {f.name for f in fields(self)}
-        for key, value in algorithm_preset(self.algorithm, allow_code=self.allow_code).items():
-            if key not in valid:
-                raise ConfigError(
-                    f"algorithm preset '{self.algorithm}' sets unknown GRPOConfig key '{key}'"
-                )
-            setattr(self, key, value)
 
     def _check_batch(self) -> None:
         """Fail early, with the fix, on batch settings TRL would reject or crash on (it needs

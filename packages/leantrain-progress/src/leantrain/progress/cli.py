@@ -1,9 +1,6 @@
-"""``leantrain progress make-data|train|evaluate|predict``, declared for core's registry.
-
-Imported by every ``leantrain`` invocation, so everything heavy is named, not imported:
+"""``leantrain progress make-data|train|evaluate|predict``, declared for core's registry:
 ``ProgressConfig`` (transformers) loads after the progress model's own settings and the data
-were checked (:func:`~leantrain.progress.runner.check_train`).
-"""
+were checked (:func:`~leantrain.progress.runner.check_train`)."""
 
 from __future__ import annotations
 

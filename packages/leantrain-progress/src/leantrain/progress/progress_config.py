@@ -15,9 +15,8 @@ from leantrain.progress.tiny_model import TINY_NAME
 from transformers import TrainingArguments
 
 TINY_LR, PRETRAINED_LR = 1e-3, 5e-5
-"""Default learning rates: a model trained from scratch, a pretrained one fine-tuned."""
 TINY_EPOCHS, PRETRAINED_EPOCHS = 6.0, 3.0
-"""Default epochs."""
+"""Default learning rates and epochs: a model trained from scratch, a pretrained one fine-tuned."""
 
 
 #: ``TrainingArguments`` fields whose default is the seed's (LeanDojo-v2's); help is transformers'.

@@ -1,6 +1,5 @@
 """``leantrain prove``, declared for core's registry: best-first proof search over a split of
-an export or a benchmark file (:func:`leantrain.prover.runner.prove_command`). Imported by every
-``leantrain`` invocation, so nothing heavy is imported here."""
+an export or a benchmark file (:func:`leantrain.prover.runner.prove_command`)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""``leantrain retrieval train|evaluate|index|retrieve``, declared for core's registry.
-
-Imported by every ``leantrain`` invocation, so groups (:mod:`.retrieval_config`) and run
-functions (:mod:`.runner`, which loads torch and Lightning) are named, not imported.
-"""
+"""``leantrain retrieval train|evaluate|index|retrieve``, declared for core's registry: groups
+(:mod:`.retrieval_config`) and run functions (:mod:`.runner`) are named, not imported."""
 
 from __future__ import annotations
 

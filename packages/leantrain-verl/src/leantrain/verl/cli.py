@@ -1,6 +1,5 @@
 """The commands of leantrain-verl, declared for core's registry: ``leantrain verl train |
-convert | algorithms``. Imported by every ``leantrain`` invocation, so nothing is imported here:
-groups and run functions are named."""
+convert | algorithms`` (their groups and run functions are named, not imported)."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ LEANTRAIN_DEFAULTS: dict[str, Any] = {
 @functools.cache
 def _composed() -> Any:
     """VERL's ``ppo_trainer`` composed by Hydra from the installed verl's ``trainer/config``
-    (found, not imported)."""
+    (found, not imported), a struct ``DictConfig`` composed once per process (copy it)."""
     spec = importlib.util.find_spec("verl")
     if spec is None or not spec.submodule_search_locations:
         raise MissingDependencyError(
@@ -56,12 +56,6 @@ def _composed() -> Any:
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(path), version_base=None):
         return compose(config_name="ppo_trainer")
-
-
-def base_config() -> Any:
-    """VERL's ``ppo_trainer`` config composed by Hydra (a struct ``DictConfig``; composed once
-    per process, a fresh copy each call)."""
-    return copy.deepcopy(_composed())
 
 
 def _is_open(key: str) -> bool:
@@ -145,7 +139,7 @@ def compose_config(
     sections are the manager's). ``overrides`` are dotted keys (a dict, or ``key=value``
     strings). ``source`` names ``user`` in messages (default: its path, or ``config``).
     """
-    cfg = base_config()
+    cfg = copy.deepcopy(_composed())
     items = overrides if isinstance(overrides, Mapping) else parse_overrides(overrides or ())
     if isinstance(user, (str, Path)):
         source = source or str(user)

@@ -1,6 +1,5 @@
-"""The umbrella's commands, declared for core's registry: ``leantrain pipeline``, ``demo``,
-``report`` and ``compare``. Imports nothing heavy; the run functions and their settings are in
-:mod:`leantrain.pipeline.commands`."""
+"""``leantrain pipeline``, ``demo``, ``report`` and ``compare``, declared for core's registry;
+the run functions and their settings are in :mod:`leantrain.pipeline.commands`."""
 
 from __future__ import annotations
 

@@ -61,12 +61,6 @@ def trainer_names() -> tuple[str, ...]:
     return (*(n for n, (_, c) in commands().items() if c.trainer and n != PROVE), PROVE)
 
 
-def key_metrics(trainer: str) -> list[str]:
-    """The metrics a report shows for ``trainer`` (its command's ``metrics``), in order."""
-    entry = commands().get(trainer)
-    return list(entry[1].metrics) if entry else []
-
-
 def trainer_class(trainer: str) -> type:
     """The class a trainer's command registers (``Command.trainer``), built with
     ``config=`` its section's config."""

@@ -30,11 +30,12 @@ def key_metrics(trainer: str, measured: Iterable[str]) -> list[str]:
     order: its command's ``metrics`` (the registry's), each as measured on the merged test
     split of the repositories so far (``test_<m>``) where a step has that, else as trained
     (``<m>``); ``topk`` stands for any k (``top4_accuracy``)."""
-    from leantrain.pipeline.pipeline_config import key_metrics as declared
+    from leantrain.pipeline.pipeline_config import commands
 
+    entry = commands().get(trainer)
     measured = list(measured)
     keys: list[str] = []
-    for metric in declared(trainer):
+    for metric in entry[1].metrics if entry else ():
         name = re.escape(metric).replace("topk", r"top\d+")
         hits = [k for k in measured if re.fullmatch(f"test_{name}", k)]
         keys += hits or [k for k in measured if re.fullmatch(name, k)]
