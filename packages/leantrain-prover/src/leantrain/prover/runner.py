@@ -21,6 +21,7 @@ def prove_command(cfg: ProveArgs) -> dict[str, Any]:
     from leantrain.prover.results import RESULTS
 
     results_file = None
+    assert cfg.output_dir is not None  # required by ProveArgs (the type allows None for Python)
     if cfg.output_dir.endswith(".jsonl"):
         # --out proofs.jsonl: the run (resume state, summary, proofs) goes into proofs/, and
         # its results.jsonl is copied to proofs.jsonl when the run ends
