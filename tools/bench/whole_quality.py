@@ -124,7 +124,7 @@ def main() -> None:
     ap.add_argument("--theorems", type=int, default=20)
     ap.add_argument("--attempts", type=int, default=4)
     ap.add_argument("--proof-tokens", type=int, default=128)
-    ap.add_argument("--eval", type=int, default=None, help="test proofs scored (default: all)")
+    ap.add_argument("--eval", type=int, default=None, help="test proofs scored (default: llm eval's, 64)")
     ap.add_argument("--work", default="/tmp/leantrain-whole")
     ap.add_argument("--json", default=None)
     ap.add_argument("--render", default=None, metavar="JSON")

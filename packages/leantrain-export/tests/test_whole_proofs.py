@@ -259,3 +259,28 @@ def test_proofs_are_read_from_the_lean_sources(tmp_path):
     assert len(got["gone"]["traced_tactics"]) == 1
     with Database(tmp_path / "w.db") as db, pytest.raises(DataError, match="no such directory"):
         db.import_path(tmp_path / "split.json", lean_sources=tmp_path / "nowhere")
+
+
+def test_statement_less_traced_theorems_record_the_hash_of_their_initial_state(tmp_path):
+    """LeanDojo Benchmark 4 records have no statement: the export hashes the initial state
+    (the form their whole-proof prompt shows), in a domain of its own, under ``states``."""
+    from leantrain.core.lean_text import state_hash
+
+    def record(name, state):
+        return {
+            "url": "https://github.com/x/y", "commit": "c0", "file_path": "M.lean",
+            "full_name": name, "start": [1, 1], "end": [2, 9],
+            "traced_tactics": [{"tactic": "simp", "annotated_tactic": ["simp", []],
+                                "state_before": state, "state_after": "no goals"}],
+        }  # fmt: skip
+
+    src = tmp_path / "lb4.json"
+    src.write_text(json.dumps([record("A.a", "n : ℕ\n⊢ n + 0 = n"), record("A.b", "⊢ True")]))
+    _, records = _import_and_export(tmp_path, src)
+    assert set(records) == {"A.a", "A.b"}
+    saved = json.loads((tmp_path / "out" / STATEMENT_HASHES).read_text())
+    assert all(rows == [] for rows in saved["splits"].values())  # no statement text
+    states = {
+        n: h for split in ("train", "val", "test") for h, n in saved["states"][f"random/{split}"]
+    }
+    assert states == {"A.a": state_hash("n : ℕ\n⊢ n + 0 = n"), "A.b": state_hash("⊢ True")}
