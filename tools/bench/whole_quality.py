@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from quality import fetch_smollm2, leantrain, load_state, log, machine, make_exports
 
-LR, MAX_LENGTH, SEED = 5e-5, 1024, 0
+LR, SEED = 5e-5, 0
 EVAL_TOKENS = 1
 """``llm eval``'s greedy generation is cut to one token: its exact-match figure is not used (the
 sampled proofs of step 4 are), and greedy proofs of 64 test theorems took CPU-minutes."""
@@ -70,7 +70,7 @@ def prove(model: Path, data: Path, names: list[str], attempts: int, tokens: int,
     return {**row, "seconds": round(time.perf_counter() - t, 1)}
 
 
-def train(base: Path, data: Path, out: Path, steps: int, batch: int) -> dict:
+def train(base: Path, data: Path, out: Path, steps: int, batch: int, max_length: int) -> dict:
     """``sft --mode whole`` on the random train split; the checkpoint and the loss curve."""
     from leantrain.core.lifelong import final_checkpoint
 
@@ -79,7 +79,7 @@ def train(base: Path, data: Path, out: Path, steps: int, batch: int) -> dict:
         "sft", "--mode", "whole", "--model", str(base), "--data", str(data),
         "--output_dir", str(out), "--max_steps", str(steps),
         "--per_device_train_batch_size", str(batch), "--learning_rate", str(LR),
-        "--max_length", str(MAX_LENGTH), "--seed", str(SEED),
+        "--max_length", str(max_length), "--seed", str(SEED),
         "--evaluate_each_repo", "false", "--report_to", "none",
     )  # fmt: skip
     logs = [json.loads(x) for x in next(out.glob("sft/logs/*.jsonl")).read_text().splitlines()]
@@ -121,6 +121,7 @@ def main() -> None:
     ap.add_argument("--smollm2", default=None, help="converted SmolLM2 directory (else fetched)")
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--max-length", type=int, default=1024, help="SFT's max_length (tokens)")
     ap.add_argument("--theorems", type=int, default=20)
     ap.add_argument("--attempts", type=int, default=4)
     ap.add_argument("--proof-tokens", type=int, default=128)
@@ -142,7 +143,7 @@ def main() -> None:
         "load_start": load_state(),
         "started": time.strftime("%F %T %Z"),
         "settings": {
-            "steps": args.steps, "batch": args.batch, "lr": LR, "max_length": MAX_LENGTH,
+            "steps": args.steps, "batch": args.batch, "lr": LR, "max_length": args.max_length,
             "seed": SEED, "theorems": len(names), "attempts": args.attempts,
             "proof_tokens": args.proof_tokens, "eval_tokens": EVAL_TOKENS, "names": names,
         },
@@ -157,7 +158,7 @@ def main() -> None:
     save()
     res["untrained"]["prove"] = prove(base, data, names, k, tokens, work / "prove-untrained")
     save()
-    res["training"] = train(base, data, work / "sft-whole", args.steps, args.batch)
+    res["training"] = train(base, data, work / "sft-whole", args.steps, args.batch, args.max_length)
     save()
     model = Path(res["training"]["model"])
     res["trained"] = {"eval": eval_loss(model, data, args.eval)}
