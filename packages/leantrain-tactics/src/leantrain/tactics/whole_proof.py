@@ -143,7 +143,7 @@ def whole_proof_sft_rows(
     max_samples: int | None = None,
 ) -> list[dict[str, Any]]:
     """TRL prompt/completion rows (loss only on the completion: the proof)."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for example in examples:
         if max_samples is not None and len(rows) >= max_samples:
             break
@@ -208,6 +208,7 @@ def whole_proof_example(theorem: Theorem) -> WholeProofExample | None:
     if stated is None:
         return None
     form, statement = stated
+    origin: Origin
     if theorem.formal_proof and theorem.formal_proof.strip():
         proof, origin = theorem.formal_proof.strip(), theorem.proof_origin or "imported"
     elif theorem.traced_tactics:
