@@ -259,3 +259,56 @@ def test_proofs_are_read_from_the_lean_sources(tmp_path):
     assert len(got["gone"]["traced_tactics"]) == 1
     with Database(tmp_path / "w.db") as db, pytest.raises(DataError, match="no such directory"):
         db.import_path(tmp_path / "split.json", lean_sources=tmp_path / "nowhere")
+
+
+def test_statement_less_traced_theorems_record_the_hash_of_their_initial_state(tmp_path):
+    """LeanDojo Benchmark 4 records have no statement: the export hashes the initial state
+    (the form their whole-proof prompt shows), in a domain of its own, under ``states``."""
+    from leantrain.core.lean_text import state_hash
+
+    def record(name, state):
+        return {
+            "url": "https://github.com/x/y", "commit": "c0", "file_path": "M.lean",
+            "full_name": name, "start": [1, 1], "end": [2, 9],
+            "traced_tactics": [{"tactic": "simp", "annotated_tactic": ["simp", []],
+                                "state_before": state, "state_after": "no goals"}],
+        }  # fmt: skip
+
+    src = tmp_path / "lb4.json"
+    src.write_text(json.dumps([record("A.a", "n : ℕ\n⊢ n + 0 = n"), record("A.b", "⊢ True")]))
+    _, records = _import_and_export(tmp_path, src)
+    assert set(records) == {"A.a", "A.b"}
+    saved = json.loads((tmp_path / "out" / STATEMENT_HASHES).read_text())
+    assert all(rows == [] for rows in saved["splits"].values())  # no statement text
+    states = {
+        n: h for split in ("train", "val", "test") for h, n in saved["states"][f"random/{split}"]
+    }
+    assert states == {"A.a": state_hash("n : ℕ\n⊢ n + 0 = n"), "A.b": state_hash("⊢ True")}
+
+
+def test_the_curriculum_classes_imported_theorems_by_their_difficulty(tmp_path):
+    """NuminaMath's ``1 - win_rate`` (no traced steps) decides Easy / Medium / Hard at fixed
+    thirds: the file of often-solved problems comes first, though its name sorts last."""
+    from leantrain.export.curriculum import order_repositories
+
+    def rows(rates, prefix):
+        return [
+            {
+                "uuid": f"{prefix}{i}",
+                "formal_statement": f"theorem {prefix}_{i} : {i} = {i} := by sorry",
+                "formal_proof": f"theorem {prefix}_{i} : {i} = {i} := by\n  rfl",
+                "ground_truth_type": "statement",
+                "rl_data": {"n_proofs": 4, "n_correct_proofs": 1, "win_rate": rate},
+            }
+            for i, rate in enumerate(rates)
+        ]
+
+    with Database(tmp_path / "w.db") as db:
+        db.import_path(_jsonl(tmp_path / "a_hard.jsonl", rows([0.1, 0.2, 0.5], "h")))
+        db.import_path(_jsonl(tmp_path / "b_easy.jsonl", rows([0.9, 0.8, 0.5, None], "e")))
+        order = order_repositories(db)
+    assert [d.repo_id.split("@")[0] for d in order] == ["b_easy.jsonl", "a_hard.jsonl"]
+    easy, hard = order
+    # difficulties 0.1, 0.2 → Easy, 0.5 → Medium; the row without a rate is dealt (Hard here)
+    assert (easy.easy, easy.medium, easy.hard) == (2, 1, 1)
+    assert (hard.easy, hard.medium, hard.hard) == (0, 1, 2)

@@ -76,3 +76,37 @@ def test_the_cli_check_reads_a_whole_proof_example(whole_export, tmp_path):
     tactic = SFTConfig(output_dir=str(tmp_path / "o"), data_path=str(whole_export))
     with pytest.raises(DataError, match="no traced tactics"):
         check_first(tactic)
+
+
+def _lb4_record(name, state, tactics):
+    """A LeanDojo Benchmark 4 record: no statement, traced tactics from the initial state."""
+    traced = [{"tactic": t, "state_before": state, "state_after": "no goals"} for t in tactics]
+    return {"url": "u", "commit": "c", "file_path": "M.lean", "full_name": name,
+            "start": [1, 1], "end": [3, 9], "traced_tactics": traced}  # fmt: skip
+
+
+def test_statement_less_traced_theorems_train_from_their_initial_state(tmp_path):
+    from leantrain.llm import SFTConfig
+    from leantrain.llm.runner import check_first
+    from leantrain.llm.training_data import whole_proof_dataset, whole_rows
+    from leantrain.tactics.model_prompt import ModelPrompt
+    from leantrain.tactics.whole_proof import STATE_MARKER
+
+    root = tmp_path / "lb4"
+    (root / "random").mkdir(parents=True)
+    train = [_lb4_record("Nat.foo", "n : ℕ\n⊢ n + 0 = n", ["simp"]), _lb4_record("term", "", [])]
+    (root / "random" / "train.json").write_text(json.dumps(train))
+    cfg = SFTConfig(output_dir=str(tmp_path / "o"), data_path=str(root), mode="whole")
+    check_first(cfg)
+    prompt = ModelPrompt(system_prompt=WHOLE_PROOF_SYSTEM_PROMPT, mode="whole")
+    [row] = whole_proof_dataset(root, "train", cfg, prompt, None)
+    assert row["prompt"][1]["content"] == f"theorem Nat.foo\n{STATE_MARKER}\nn : ℕ\n⊢ n + 0 = n"
+    assert row["completion"][0]["content"] == "by\n  simp"
+    [rl] = whole_rows(root, "train", cfg)
+    assert (rl["form"], rl["formal_statement"], rl["reference"]) == ("state", None, "by\n  simp")
+    # nothing to state or prove: one line naming the split file
+    (root / "random" / "train.json").write_text(json.dumps([_lb4_record("term", "", [])]))
+    with pytest.raises(DataError) as e:
+        whole_proof_dataset(root, "train", cfg, prompt, None)
+    line = e.value.one_line()
+    assert "\n" not in line and "train.json" in line and "traced initial state" in line

@@ -5,6 +5,7 @@ resume, one round of error feedback."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest_whole import MATHLIB_HEADER, fake_repl_command
@@ -222,3 +223,55 @@ def test_summary_ledger_and_pass_at_k_are_the_whole_proof_figures(tmp_path, nat_
     assert ledger["tokens_generated"] == summary["tokens"] > 0
     assert ledger["wall_s"] == ledger["search_s"] == summary["time_s"]
     assert ledger["lean_calls"] == summary["lean_calls"] and "expansions" not in ledger
+
+
+LB4_HEAD = Path(__file__).parents[3] / ".." / "shared" / "data" / "leandojo-benchmark-4-head"
+
+
+class Traced:
+    """Replies to a state-form prompt with the traced proof of the theorem it names, then
+    another proof."""
+
+    def __init__(self, proofs: dict[str, str]):
+        self.proofs, self.prompts = proofs, []
+
+    def sample(self, prompts, k):
+        out = []
+        for messages in prompts:
+            user = messages[-1]["content"]
+            self.prompts.append(user)
+            name = user.splitlines()[0].removeprefix("theorem ")
+            replies = [self.proofs[name], "by simp"][:k]
+            out.append([Sample(t, len(t), True) for t in replies])
+        return out
+
+
+@pytest.mark.skipif(
+    not LB4_HEAD.exists(), reason="../shared/data/leandojo-benchmark-4-head is absent"
+)
+def test_replay_proves_statement_less_lb4_theorems_from_their_initial_state(tmp_path):
+    from leantrain.tactics.whole_proof import STATE_MARKER, tactics_proof
+
+    records = json.loads((LB4_HEAD / "test_head.json").read_text())
+    traced = [r for r in records if r["traced_tactics"]][:3]
+    # a record with no statement and no traced tactic: one init_failed row, not a crash
+    bare = {**records[0], "full_name": "Bare.thm", "traced_tactics": []}
+    data = tmp_path / "lb4.json"
+    data.write_text(json.dumps([*traced, bare]))
+    proofs = {
+        r["full_name"]: tactics_proof([t["tactic"] for t in r["traced_tactics"]]) for r in traced
+    }
+    sampler = Traced(proofs)
+    summary = prove_whole(_cfg(tmp_path, data, attempts=2, split="test"), sampler=sampler)
+    assert (summary["proved"], summary["attempted"]) == (3, 4)
+    assert summary["replay_pass@1"] == pytest.approx(3 / 8)  # (1/2 · 3 + 0) / 4
+    rows = {r["full_name"]: r for r in map(json.loads, (tmp_path / "pw/results.jsonl").open())}
+    assert all(rows[name]["outcomes"] == [True, False] for name in proofs)
+    assert rows["Bare.thm"]["status"] == "init_failed"
+    assert "no theorem_statement and no traced initial state" in rows["Bare.thm"]["error"]
+    # asked by name and initial state, as --mode whole SFT trains on them
+    first = traced[0]
+    assert sampler.prompts[0] == (
+        f"theorem {first['full_name']}\n{STATE_MARKER}\n"
+        + first["traced_tactics"][0]["state_before"].strip()
+    )

@@ -109,3 +109,46 @@ def test_a_malformed_eval_set_is_one_line(tmp_path):
     proofs = tmp_path / "proofs.json"  # a JSON array of theorem records
     proofs.write_text(json.dumps([{"full_name": "x", "theorem_statement": "theorem x : True"}]))
     assert [s.name for s in read_statements(proofs)] == ["x"]
+
+
+def _lb4_export(tmp_path, make, train_states, test_states):
+    """An export of statement-less records (as LeanDojo Benchmark 4's): only initial states."""
+
+    def records(states, prefix):
+        out = []
+        for i, state in enumerate(states):
+            record = make.theorem(f"{prefix}{i}", [make.traced("simp", state)])
+            record["theorem_statement"] = None
+            out.append(record)
+        return out
+
+    root = tmp_path / "lb4"
+    (root / "random").mkdir(parents=True)
+    for split, states, prefix in (("train", train_states, "t"), ("test", test_states, "h")):
+        (root / "random" / f"{split}.json").write_text(json.dumps(records(states, prefix)))
+    return root
+
+
+def test_statement_less_theorems_are_compared_by_their_initial_state(tmp_path, make, caplog):
+    root = _lb4_export(
+        tmp_path,
+        make,
+        ["n : ℕ\n⊢ n + 0 = n", "a b : ℕ\n⊢ a * b = b * a"],
+        ["a b : ℕ ⊢ a * b = b * a"],
+    )
+    with pytest.raises(DataError) as e:  # the same state, re-spaced, in train and test
+        guard_training_data(root)
+    assert "1 training statement(s)" in e.value.one_line() and "t1 (" in e.value.one_line()
+    # a benchmark statement of the same goal is a different form: never matched (needs Lean)
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(json.dumps({"name": "b", "formal_statement": "theorem b (n : ℕ) : n + 0 = n"}))
+    clean = _lb4_export(tmp_path / "c", make, ["n : ℕ\n⊢ n + 0 = n"], ["⊢ True"])
+    with caplog.at_level(logging.INFO, logger="leantrain.tactics"):
+        assert guard_training_data(clean, eval_sets=[bench]) == []
+    assert "1 training theorems are stated only by their initial proof state" in caplog.text
+    # an eval set of LeanDojo records without statements is read by its states
+    held = tmp_path / "lb4_test.json"
+    held.write_text((root / "random" / "test.json").read_text())
+    [s] = read_statements(held)
+    assert (s.name, s.form) == ("h0", "state")
+    assert [t.name for t, _ in guard_training_data(clean, eval_sets=[held], allow=True)] == []

@@ -59,7 +59,10 @@ def test_formal_proof_wins_and_statement_gets_its_assign():
 
 
 def test_records_without_statement_or_proof_are_skipped():
-    assert whole_proof_example(_theorem(traced_tactics=[_traced("rfl")])) is None
+    # no statement and no traced state (a blank state_before is none): nothing to state it by
+    blank = {"tactic": "rfl", "state_before": " ", "state_after": "no goals"}
+    assert whole_proof_example(_theorem(traced_tactics=[blank])) is None
+    assert whole_proof_example(_theorem()) is None
     assert whole_proof_example(_theorem(theorem_statement="theorem foo : True :=")) is None
     assert tactics_proof([]) == tactics_proof(["  "]) == "by"
     sorry = _theorem(theorem_statement="theorem foo : True :=", traced_tactics=[_traced("sorry")])
@@ -167,3 +170,53 @@ def test_default_system_prompt_by_mode():
 
     assert default_system_prompt("whole") == WHOLE_PROOF_SYSTEM_PROMPT
     assert default_system_prompt("tactic") == DEFAULT_SYSTEM_PROMPT
+
+
+LB4_HEAD = Path(__file__).parents[3] / ".." / "shared" / "data" / "leandojo-benchmark-4-head"
+
+
+def test_a_traced_theorem_without_statement_is_stated_by_its_initial_state():
+    from leantrain.tactics.whole_proof import STATE_MARKER, whole_proof_prompt
+
+    first = {"tactic": "intro h", "state_before": "p q : Prop\n⊢ p → p", "state_after": "h : p"}
+    t = _theorem(full_name="Foo.bar", traced_tactics=[first, _traced("exact h")])
+    ex = whole_proof_example(t)
+    assert (ex.form, ex.origin, ex.statement) == ("state", "tactics", "p q : Prop\n⊢ p → p")
+    assert ex.proof == "by\n  intro h\n  exact h"
+    user = whole_proof_prompt(ex, None)[0]["content"]
+    assert user == f"theorem Foo.bar\n{STATE_MARKER}\np q : Prop\n⊢ p → p"
+    assert whole_proof_prompt(t, None) == whole_proof_prompt(ex, None)  # the prover asks alike
+    with pytest.raises(ValueError, match=r"Foo\.bar: stated by its initial state"):
+        _ = ex.theorem_text
+    # a statement wins over the state: the source form, as before
+    stated = whole_proof_example(t.model_copy(update={"theorem_statement": "theorem bar : p → p"}))
+    assert (stated.form, stated.statement) == ("source", "theorem bar : p → p :=")
+
+
+def test_state_and_statement_hashes_live_in_separate_domains():
+    from leantrain.core.lean_text import state_hash
+
+    state = "n : ℕ\n⊢ n + 0 = n"
+    assert state_hash(state) == state_hash("n : ℕ  ⊢  n + 0 = n")  # whitespace collapsed
+    assert state_hash(state) != state_hash("n : ℕ\n⊢ 0 + n = n")
+    # the same text in the two forms never collides
+    assert state_hash(": True") != statement_hash("theorem t : True")
+    assert state_hash(state) != statement_hash(state)
+
+
+@pytest.mark.skipif(
+    not LB4_HEAD.exists(), reason="../shared/data/leandojo-benchmark-4-head is absent"
+)
+def test_real_lb4_records_give_state_form_examples():
+    from leantrain.tactics.whole_proof import whole_proof_prompt
+
+    records = json.loads((LB4_HEAD / "test_head.json").read_text())[:20]
+    theorems = [Theorem.model_validate(r) for r in records]
+    assert not any(t.theorem_statement for t in theorems)  # LB4 ships no statements
+    examples = list(whole_proof_examples(theorems))
+    assert len(examples) == sum(1 for t in theorems if t.traced_tactics) > 0
+    for ex, t in zip(examples, [t for t in theorems if t.traced_tactics]):
+        assert ex.form == "state" and ex.statement == t.traced_tactics[0].state_before.strip()
+        assert "⊢" in ex.statement and ex.proof.startswith("by\n  ")
+        user = whole_proof_prompt(ex, None)[0]["content"]
+        assert user.startswith(f"theorem {t.full_name}\n") and user.endswith(ex.statement)

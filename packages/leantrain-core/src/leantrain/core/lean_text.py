@@ -101,6 +101,23 @@ def statement_hash(text: str) -> str:
     return hashlib.sha256(normalize_statement(text).encode("utf-8")).hexdigest()[:16]
 
 
+STATE_HASH_DOMAIN = "\x00initial proof state\x00"
+"""What :func:`state_hash` hashes before the state, so that a state and a statement never share a
+hash: the two are different texts of a theorem (Lean prints the state after elaborating the
+statement's binders), and a textual match across the forms would be a coincidence, not a copy."""
+
+
+def state_hash(state: str) -> str:
+    """SHA-256 (hex, first 16 digits) of an initial proof state as Lean prints it (hypotheses,
+    then ``⊢`` the goal), whitespace collapsed, in a domain of its own
+    (:data:`STATE_HASH_DOMAIN`): the contamination guard's key for a theorem that is stated only
+    by its traced initial state (LeanDojo Benchmark 4 has no statement text)."""
+    import hashlib
+
+    text = STATE_HASH_DOMAIN + normalize_whitespace(state)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def statement_end(text: str) -> int:
     """Where the top-level ``:=`` of a declaration is (outside brackets; -1 when there is
     none)."""

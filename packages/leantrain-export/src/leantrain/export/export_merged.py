@@ -7,9 +7,12 @@ The output directory holds, with LeanDojo-v2's names and fields::
     metadata.json                         statement_hashes.json
 
 ``statement_hashes.json`` (leantrain's, for the contamination guard) holds, per split
-(``"random/train"``, …), ``[statement_hash, full_name]`` of each theorem that has a
-``theorem_statement`` (:func:`leantrain.core.lean_text.statement_hash`: comments, header lines,
-whitespace, keyword and name normalised away).
+(``"random/train"``, …), under ``splits`` ``[statement_hash, full_name]`` of each theorem that
+has a ``theorem_statement`` (:func:`leantrain.core.lean_text.statement_hash`: comments, header
+lines, whitespace, keyword and name normalised away), and under ``states`` ``[state_hash,
+full_name]`` of each theorem without one that is stated by its first exported tactic's
+``state_before`` (:func:`leantrain.core.lean_text.state_hash`, a hash domain of its own; LeanDojo
+Benchmark 4's theorems): the form its whole-proof prompt shows.
 
 Theorems are deduplicated across repositories by ``(file_path, full_name, start, end)``, the
 repository with the newest ``date_processed`` winning (a tie goes to the later import).
@@ -39,7 +42,7 @@ import orjson
 from leantrain.core.atomic import atomic_directory
 from leantrain.core.config import config_from_dict
 from leantrain.core.errors import DataError
-from leantrain.core.lean_text import statement_hash
+from leantrain.core.lean_text import state_hash, statement_hash
 from leantrain.core.output_dir import check_output_dir, write_marker
 from leantrain.export.database import Database
 from leantrain.export.export_config import ExportConfig
@@ -411,6 +414,7 @@ def _export(
             hashes: dict[str, list[list[str]]] = {
                 f"{s}/{n}": [] for s in STRATEGIES for n in SPLIT_NAMES
             }
+            states: dict[str, list[list[str]]] = {key: [] for key in hashes}
             try:
                 for row in theorem_rows(conn, "temp._sel", drop_tactics=cfg.drop_tactics):
                     tid, n_tac = row[0], row[12]
@@ -419,13 +423,14 @@ def _export(
                     num_tactics += n_tac
                     with_premises = with_premises_of.get(tid, 0)
                     data = _theorem_json(row)  # once, for both strategies
+                    stated = [statement_hash(row[5]), row[4]] if row[5] else _state_row(row)
                     for strategy, split in (
                         ("random", splitter.random(key)),
                         ("novel_premises", splitter.novel(key, tid in held)),
                     ):
                         writers[strategy, split].write(data)
-                        if row[5]:
-                            hashes[f"{strategy}/{split}"].append([statement_hash(row[5]), row[4]])
+                        if stated is not None:
+                            (hashes if row[5] else states)[f"{strategy}/{split}"].append(stated)
                         d = details[strategy][split]
                         d["theorems"] += 1
                         d["tactics"] += n_tac
@@ -434,7 +439,7 @@ def _export(
                 for w in writers.values():
                     w.close()
             (tmp / STATEMENT_HASHES).write_bytes(
-                orjson.dumps({"format_version": 1, "splits": hashes})
+                orjson.dumps({"format_version": 1, "splits": hashes, "states": states})
             )
             num_files, num_premises, unknown = _write_corpus(db, tmp / "corpus.jsonl")
             num_traced = _write_traced_files(db, tmp / "traced_files.jsonl")
@@ -461,6 +466,16 @@ def _export(
         conn.execute("DROP TABLE IF EXISTS temp._sel_repos")
         conn.execute("COMMIT")
     return result
+
+
+def _state_row(row: tuple[Any, ...]) -> list[str] | None:
+    """``[state_hash, full_name]`` of a statement-less theorem row's first exported tactic's
+    ``state_before`` (``None`` without one)."""
+    if not row[11]:
+        return None
+    tactics = orjson.loads(row[11])
+    state = tactics[0].get("state_before", "") if tactics else ""
+    return [state_hash(state), row[4]] if state.strip() else None
 
 
 def _theorem_json(row: tuple[Any, ...]) -> bytes:

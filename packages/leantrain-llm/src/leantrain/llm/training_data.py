@@ -166,8 +166,10 @@ def whole_rows(
     if not rows:
         raise DataError(
             file,
-            f"split '{split}' has no theorem with a statement and a proof (--mode whole)",
-            hint="export statements (theorem_statement), or import a whole-proof dataset",
+            f"split '{split}' has no theorem with a statement (theorem_statement, or a traced "
+            "initial state) and a proof (--mode whole)",
+            hint="export traced theorems or statements with proofs, or import a whole-proof "
+            "dataset",
         )
     return rows
 

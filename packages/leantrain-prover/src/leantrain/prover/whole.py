@@ -10,7 +10,12 @@ and each is checked whole:
     offline: a proof counts only when it equals (whitespace normalised, as the Lean check
     receives it) the theorem's traced proof — its ``formal_proof``, or its traced tactics
     joined as a ``by`` block. Every other proof counts as a failure, so the rate is the
-    **replay whole proof rate**, a lower bound (``replay_pass@k`` in the summary).
+    **replay whole proof rate**, a lower bound (``replay_pass@k`` in the summary). It needs no
+    statement text: a theorem without one (LeanDojo Benchmark 4) is asked in the state form of
+    :func:`~leantrain.tactics.whole_proof.whole_proof_prompt` (its name and traced initial
+    state), as ``--mode whole`` SFT trained it; its ``proofs.json`` record then has no
+    statement either (the Lean backends read the statement from ``--lean-project`` and ask in
+    the source form).
 ``repl`` / ``pantograph`` / ``kimina``
     Lean's whole-theorem check through leantrain-lean's contract, screened and judged by the
     same soundness rules as every found proof (:func:`leantrain.lean.check_proof`); the ``k``
@@ -46,6 +51,7 @@ from leantrain.tactics.whole_proof import (
     extract_proof,
     proof_script,
     tactics_proof,
+    theorem_statement_form,
     whole_proof_prompt,
 )
 
@@ -378,8 +384,11 @@ class WholeProver:
             inner.deadline = start + float(self.cfg.timeout)
         try:
             target = self.checker.target(theorem)
-            if not (target.theorem_statement or "").strip():
-                raise BackendError(f"{theorem.full_name}: no statement to ask for a proof of")
+            if theorem_statement_form(target) is None:
+                raise BackendError(
+                    f"{theorem.full_name}: no statement to ask for a proof of (no "
+                    "theorem_statement and no traced initial state)"
+                )
             self._attempt(target, row)
         except BackendError as e:
             row.update(status="init_failed", error=e.one_line())

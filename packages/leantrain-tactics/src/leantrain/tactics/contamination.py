@@ -6,13 +6,25 @@ renamed, re-spaced copy of a miniF2F theorem in the training data inflates every
 measurement. Statements are compared by :func:`~leantrain.tactics.whole_proof.statement_hash`
 (comments, whitespace, header lines, the keyword and the name dropped). The held-out statements
 are those of each ``--eval-set`` file and of the run's own test split; the training statements
-are the ``theorem_statement`` of the training records (records without one — LeanDojo
-Benchmark 4 ships none — cannot be checked, and are counted).
+are those of the training records.
+
+A theorem is compared in the form its whole-proof prompt states it
+(:func:`~leantrain.tactics.whole_proof.theorem_statement_form`): its source
+``theorem_statement``, else its traced **initial proof state** (the first traced tactic's
+``state_before``; all that LeanDojo Benchmark 4 has). The two forms hash in separate domains (:func:`~leantrain.core.lean_text.state_hash`) and never
+match each other: a state is Lean's rendering of the statement after elaboration (binders
+become hypotheses, implicit arguments and coercions show differently), so equal texts across
+the forms would be a coincidence, and a statement cannot be turned into its state without Lean.
+Hence a training theorem stated only by its state is checked against the held-out states (an
+LB4 test split, an ``--eval-set`` of LeanDojo records), not against statement texts such as
+miniF2F's; one info line counts those, and records with neither form are counted too.
 
 An evaluation-set file is JSONL (one object a line) or JSON (an array of objects): a row's
 statement is its ``formal_statement`` (DeepSeek-Prover, NuminaMath-LEAN, Lean Workbook,
 miniF2F-style rows, header lines included or not) or ``theorem_statement`` (LeanDojo records,
-``proofs.json``); its name is ``full_name``, ``name``, ``uuid`` or ``id`` (else its row number).
+``proofs.json``), else the ``state_before`` of its first ``traced_tactics`` entry (LeanDojo
+Benchmark 4 records); its name is ``full_name``, ``name``, ``uuid`` or ``id`` (else its row
+number).
 """
 
 from __future__ import annotations
@@ -24,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from leantrain.core.errors import DataError
-from leantrain.tactics.whole_proof import statement_hash
+from leantrain.tactics.whole_proof import StatementForm, form_hash, theorem_statement_form
 
 log = logging.getLogger("leantrain.tactics")
 
@@ -42,6 +54,13 @@ class Statement:
     name: str
     text: str
     where: str
+    form: StatementForm = "source"
+    """``source`` (a statement's text) or ``state`` (an initial proof state)."""
+
+    @property
+    def hash(self) -> str:
+        """The guard's key: the hash of :attr:`text` in its form's domain."""
+        return form_hash(self.form, self.text)
 
 
 def _rows(path: Path) -> Iterable[tuple[int, Any]]:
@@ -65,28 +84,40 @@ def read_statements(path: str | Path) -> list[Statement]:
         if not isinstance(row, dict):
             raise DataError(path, "expected a JSON object", index=i, hint="one object per row")
         text = next((row[k] for k in _STATEMENT_KEYS if row.get(k) is not None), None)
+        form: StatementForm = "source"
+        if text is None:
+            text, form = _first_state(row), "state"
         if not isinstance(text, str) or not text.strip():
             raise DataError(
                 path,
                 "no statement",
                 index=i,
                 field="formal_statement",
-                hint="each row needs 'formal_statement' (or 'theorem_statement') as a string",
+                hint="each row needs 'formal_statement' (or 'theorem_statement') as a string, "
+                "or traced_tactics whose first entry has a 'state_before'",
             )
         name = next((row[k] for k in _NAME_KEYS if row.get(k) is not None), f"row {i}")
-        out.append(Statement(str(name), text, str(path)))
+        out.append(Statement(str(name), text, str(path), form))
     return out
+
+
+def _first_state(row: dict[str, Any]) -> Any:
+    """The ``state_before`` of a LeanDojo row's first traced tactic (``None`` when absent)."""
+    tactics = row.get("traced_tactics")
+    if isinstance(tactics, list) and tactics and isinstance(tactics[0], dict):
+        return tactics[0].get("state_before")
+    return None
 
 
 def contaminated(
     training: Iterable[Statement], held_out: Iterable[Statement]
 ) -> list[tuple[Statement, Statement]]:
-    """``(training statement, held-out statement)`` pairs of the same
-    :func:`~leantrain.tactics.whole_proof.statement_hash`, in training order."""
+    """``(training statement, held-out statement)`` pairs of the same :attr:`Statement.hash`
+    (same form, same normalised text), in training order."""
     held: dict[str, Statement] = {}
     for s in held_out:
-        held.setdefault(statement_hash(s.text), s)
-    return [(s, held[h]) for s in training if (h := statement_hash(s.text)) in held]
+        held.setdefault(s.hash, s)
+    return [(s, held[h]) for s in training if (h := s.hash) in held]
 
 
 def check_contamination(
@@ -98,11 +129,24 @@ def check_contamination(
 ) -> list[tuple[Statement, Statement]]:
     """Refuse (one :class:`DataError` line naming the first :data:`SHOWN` pairs and
     ``--allow-contamination``) when a held-out statement occurs in ``training``; with ``allow``
-    one warning line instead. ``unchecked``: training records without a statement (said in
-    one info line). Returns the pairs found."""
+    one warning line instead. ``unchecked``: training records with neither a statement nor a
+    traced state (said in one info line, as are the training theorems stated only by their
+    state when some held-out statements are texts they cannot be compared with). Returns the
+    pairs found."""
+    training, held_out = list(training), list(held_out)
     pairs = contaminated(training, held_out)
     if unchecked:
         log.info("contamination guard: %d training theorems have no statement to check", unchecked)
+    texts = sum(s.form == "source" for s in held_out)
+    state_only = sum(s.form == "state" for s in training)
+    if texts and state_only:
+        log.info(
+            "contamination guard: %d training theorems are stated only by their initial proof "
+            "state, compared with the held-out states but not with the %d held-out statement "
+            "texts (that needs Lean)",
+            state_only,
+            texts,
+        )
     if not pairs:
         return pairs
     shown = "; ".join(f"{t.name} ({t.where}) = {h.name} ({h.where})" for t, h in pairs[:SHOWN])
@@ -122,17 +166,19 @@ def check_contamination(
 def split_statements(
     source: Any, split: str, split_strategy: str = "random"
 ) -> tuple[list[Statement], int]:
-    """The statements of a split of ``source`` (an export dir, a split file or theorems) and
-    the number of its records without one."""
+    """The statements of a split of ``source`` (an export dir, a split file or theorems), each
+    in the form its prompt shows (the source statement, else the traced initial state), and
+    the number of its records with neither."""
     from leantrain.tactics.theorem_source import describe_source, iter_theorems
 
     where = describe_source(source, split, split_strategy)
     out, missing = [], 0
     for t in iter_theorems(source, split, split_strategy=split_strategy):
-        if t.theorem_statement and t.theorem_statement.strip():
-            out.append(Statement(t.full_name, t.theorem_statement, where))
-        else:
+        stated = theorem_statement_form(t)
+        if stated is None:
             missing += 1
+        else:
+            out.append(Statement(t.full_name, stated[1], where, stated[0]))
     return out, missing
 
 

@@ -10,15 +10,28 @@ A theorem record gives its whole proof in one of two ways:
   them can repeat a nested tactic; the join keeps the order and is meant as training text (under
   the ``replay`` check it is the traced proof itself).
 
-The statement is ``theorem_statement`` (``theorem foo (n : Nat) : n + 0 = n :=``). A record
-without one yields no example (LeanDojo Benchmark 4 ships none: its statements are only in the
-Lean source).
+The theorem is stated in one of two forms (the example's ``form``, :func:`theorem_statement_form`):
+
+``source``
+    its ``theorem_statement`` (``theorem foo (n : Nat) : n + 0 = n :=``), from the Lean source,
+    an imported dataset or a benchmark;
+``state``
+    without one, its **initial proof state** — the first traced tactic's ``state_before``,
+    hypotheses then ``⊢`` the goal, exactly what Lean shows a prover at the start. LeanDojo
+    Benchmark 4 ships no statement text, so its theorems are stated this way. The prompt shows
+    ``theorem <full_name>``, the marker line :data:`STATE_MARKER` and the state as Lean printed
+    it; no binder syntax is made up (Lean prints the state after elaborating the binders, and
+    turning it back into a signature would be a guess).
+
+A record with neither (no statement, no traced tactic) yields no example.
 
 Statements are compared, for the contamination guard, by :func:`statement_hash` of
 :func:`normalize_statement` (both in :mod:`leantrain.core.lean_text`, which exports use too):
 comments and leading header lines dropped, whitespace collapsed, the declaration keyword and
 name dropped (a renamed copy of a benchmark theorem is still the same statement), and the
-trailing ``:=`` / ``by`` dropped.
+trailing ``:=`` / ``by`` dropped. A state form is compared by
+:func:`~leantrain.core.lean_text.state_hash` (whitespace collapsed), in a hash domain of its own:
+a state never matches a statement (see :mod:`leantrain.tactics.contamination`).
 
 **The prompt and the target** (one implementation for SFT, GRPO, ``prove`` and ``llm eval``):
 :func:`whole_proof_prompt` gives the chat prompt — the system message, then the header and the
@@ -42,6 +55,7 @@ from leantrain.core.lean_text import (
     _DECL,
     contains_sorry,
     normalize_statement,
+    state_hash,
     statement_end,
     statement_hash,
     tactics_proof,
@@ -49,8 +63,10 @@ from leantrain.core.lean_text import (
 from leantrain.core.schemas import Theorem
 
 __all__ = [
+    "STATE_MARKER",
     "WHOLE_PROOF_SYSTEM_PROMPT",
     "Origin",
+    "StatementForm",
     "WholeProofExample",
     "create_whole_proof_sft_dataset",
     "default_system_prompt",
@@ -58,8 +74,10 @@ __all__ = [
     "normalize_statement",
     "prompt_statement",
     "proof_script",
+    "state_hash",
     "statement_hash",
     "tactics_proof",
+    "theorem_statement_form",
     "whole_proof_completion",
     "whole_proof_example",
     "whole_proof_examples",
@@ -69,12 +87,18 @@ __all__ = [
 ]
 
 Origin = Literal["source", "tactics", "imported", "found"]
+StatementForm = Literal["source", "state"]
+"""How an example states its theorem: the ``source`` statement, or the initial proof ``state``."""
+
+STATE_MARKER = "Initial proof state, as Lean prints it (hypotheses, then ⊢ the goal):"
+"""The line between ``theorem <full_name>`` and the initial state in a state-form prompt."""
 
 WHOLE_PROOF_SYSTEM_PROMPT = (
     "You are a Lean 4 theorem prover. Given a Lean 4 theorem statement ending in `:=`, with the "
     "imports and `open` lines it needs, reply with its complete proof: the text that follows "
     "`:=`, usually a `by` block. Never use `sorry` or `admit`. Reply with the proof only: no "
-    "explanation, no code fences."
+    "explanation, no code fences. A theorem without its statement text is given by its name and "
+    "its initial proof state; prove it the same way."
 )
 """Default system message of whole-proof prompts (``--mode whole``)."""
 
@@ -89,18 +113,28 @@ class WholeProofExample:
 
     full_name: str
     statement: str
-    """The declaration up to and including ``:=`` (``theorem foo : 1 + 1 = 2 :=``)."""
+    """``form`` source: the declaration up to and including ``:=`` (``theorem foo : 1 + 1 = 2
+    :=``); ``form`` state: the initial proof state as Lean printed it (``n : ℕ\n⊢ n + 0 = n``)."""
     proof: str
     """What follows ``:=``: ``by`` and its tactics, or a term."""
     header: str
     """``import`` / ``open`` lines the statement needs ("" when the record has none)."""
     origin: Origin
     difficulty: float | None = None
+    form: StatementForm = "source"
 
     @property
     def theorem_text(self) -> str:
-        """The whole declaration as Lean reads it: ``statement proof``."""
+        """The whole declaration as Lean reads it: ``statement proof`` (source form only: a
+        state is not Lean syntax, so a state-form example is a :class:`ValueError`)."""
+        if self.form != "source":
+            raise ValueError(f"{self.full_name}: stated by its initial state, not as Lean text")
         return f"{self.statement} {self.proof}"
+
+    @property
+    def statement_hash(self) -> str:
+        """The contamination guard's key of the statement (its form's hash)."""
+        return form_hash(self.form, self.statement)
 
 
 def whole_proof_sft_rows(
@@ -109,7 +143,7 @@ def whole_proof_sft_rows(
     max_samples: int | None = None,
 ) -> list[dict[str, Any]]:
     """TRL prompt/completion rows (loss only on the completion: the proof)."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for example in examples:
         if max_samples is not None and len(rows) >= max_samples:
             break
@@ -142,20 +176,39 @@ def create_whole_proof_sft_dataset(
     if not rows:
         raise DataError(
             describe_source(source, split, split_strategy),
-            "no whole-proof example: no theorem has a theorem_statement and a proof",
-            hint="import statements with proofs (leantrain export import FILE.jsonl|.parquet), "
-            "or train in tactic mode (LeanDojo Benchmark 4 ships no statements)",
+            "no whole-proof example: no theorem has a statement (theorem_statement, or a traced "
+            "initial state) and a proof",
+            hint="export traced theorems or import statements with proofs (leantrain export "
+            "import FILE.jsonl|.parquet), or train in tactic mode",
         )
     features = datasets.Features({"prompt": message_feature(), "completion": message_feature()})
     return datasets.Dataset.from_list(rows, features=features)
 
 
-def whole_proof_example(theorem: Theorem) -> WholeProofExample | None:
-    """The record's whole-proof example, or ``None`` without a statement or any proof, or
-    with a proof that uses ``sorry`` / ``admit``."""
+def theorem_statement_form(theorem: Theorem) -> tuple[StatementForm, str] | None:
+    """``("source", theorem_statement)``, else ``("state", the first traced tactic's
+    state_before)``, else ``None`` (nothing to state the theorem by); texts stripped."""
     statement = (theorem.theorem_statement or "").strip()
-    if not statement:
+    if statement:
+        return "source", statement
+    if theorem.traced_tactics and theorem.traced_tactics[0].state_before.strip():
+        return "state", theorem.traced_tactics[0].state_before.strip()
+    return None
+
+
+def form_hash(form: StatementForm, text: str) -> str:
+    """:func:`statement_hash` of a source statement, :func:`state_hash` of a state."""
+    return statement_hash(text) if form == "source" else state_hash(text)
+
+
+def whole_proof_example(theorem: Theorem) -> WholeProofExample | None:
+    """The record's whole-proof example, or ``None`` without a statement (source or initial
+    state) or any proof, or with a proof that uses ``sorry`` / ``admit``."""
+    stated = theorem_statement_form(theorem)
+    if stated is None:
         return None
+    form, statement = stated
+    origin: Origin
     if theorem.formal_proof and theorem.formal_proof.strip():
         proof, origin = theorem.formal_proof.strip(), theorem.proof_origin or "imported"
     elif theorem.traced_tactics:
@@ -166,11 +219,12 @@ def whole_proof_example(theorem: Theorem) -> WholeProofExample | None:
         return None  # not a proof to learn from
     return WholeProofExample(
         full_name=theorem.full_name,
-        statement=prompt_statement(statement),
+        statement=prompt_statement(statement) if form == "source" else statement,
         proof=proof,
         header=(theorem.header or "").strip(),
         origin=origin,
         difficulty=theorem.difficulty,
+        form=form,
     )
 
 
@@ -206,16 +260,21 @@ def whole_proof_prompt(
     feedback: tuple[str, str] | None = None,
 ) -> list[dict[str, str]]:
     """``[system, user]`` — the prompt of a whole proof: the user turn is the header (when there
-    is one), a blank line, and the statement ending ``:=``. ``feedback`` ``(proof, lean
-    messages)`` of a failed attempt follows it (one round of error feedback). A
+    is one), a blank line, and the statement ending ``:=`` — or, in the state form,
+    ``theorem <full_name>``, :data:`STATE_MARKER` and the initial state. ``feedback`` ``(proof,
+    lean messages)`` of a failed attempt follows it (one round of error feedback). A
     :class:`~leantrain.core.schemas.Theorem` (a benchmark row, a record without a proof) is
-    asked by its ``theorem_statement`` and ``header``. An empty or ``None`` ``system_prompt``
-    leaves the system message out."""
+    asked by :func:`theorem_statement_form` and its ``header``. An empty or ``None``
+    ``system_prompt`` leaves the system message out."""
     if isinstance(example, Theorem):
-        statement, header = example.theorem_statement or "", example.header or ""
+        form, statement = theorem_statement_form(example) or ("source", "")
+        header = example.header or ""
     else:
-        statement, header = example.statement, example.header
-    user = prompt_statement(statement)
+        form, statement, header = example.form, example.statement, example.header
+    if form == "state":
+        user = f"theorem {example.full_name}\n{STATE_MARKER}\n{statement.strip()}"
+    else:
+        user = prompt_statement(statement)
     if header.strip():
         user = f"{header.strip()}\n\n{user}"
     if feedback is not None:
@@ -277,12 +336,12 @@ def proof_script(proof: str) -> str:
 def whole_proof_rl_rows(
     theorems: Iterable[Theorem], system_prompt: str | None = WHOLE_PROOF_SYSTEM_PROMPT
 ) -> list[dict[str, object]]:
-    """GRPO rows of ``--mode whole``, one per theorem with a statement and a proof: ``prompt``
-    (:func:`whole_proof_prompt`), ``reference`` (the proof), ``origin``, and what the ``lean``
-    reward needs to ask Lean — ``formal_statement`` and ``header`` when the record has a header
-    (an imported or benchmark row; else ``None``: the statement is read from the Lean project
-    at ``file_path`` / ``start``), ``url``, ``commit``, ``file_path``, ``full_name``,
-    ``start``."""
+    """GRPO rows of ``--mode whole``, one per theorem with a statement (either form) and a
+    proof: ``prompt`` (:func:`whole_proof_prompt`), ``reference`` (the proof), ``origin``,
+    ``form``, and what the ``lean`` reward needs to ask Lean — ``formal_statement`` and
+    ``header`` when the record has a header and a source statement (an imported or benchmark
+    row; else ``None``: the statement is read from the Lean project at ``file_path`` /
+    ``start``), ``url``, ``commit``, ``file_path``, ``full_name``, ``start``."""
     rows: list[dict[str, object]] = []
     for theorem in theorems:
         example = whole_proof_example(theorem)
@@ -294,7 +353,12 @@ def whole_proof_rl_rows(
                 "prompt": whole_proof_prompt(example, system_prompt),
                 "reference": example.proof,
                 "origin": example.origin,
-                "formal_statement": prompt_statement(example.statement) if own else None,
+                "form": example.form,
+                "formal_statement": (
+                    prompt_statement(example.statement)
+                    if own and example.form == "source"
+                    else None
+                ),
                 "header": example.header if own else None,
                 "url": theorem.url,
                 "commit": theorem.commit,
