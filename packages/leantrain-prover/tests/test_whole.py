@@ -250,16 +250,16 @@ class Traced:
     not LB4_HEAD.exists(), reason="../shared/data/leandojo-benchmark-4-head is absent"
 )
 def test_replay_proves_statement_less_lb4_theorems_from_their_initial_state(tmp_path):
-    from leantrain.tactics.whole_proof import STATE_MARKER, tactics_proof
+    from leantrain.tactics.whole_proof import STATE_MARKER, tactics_proof, top_level_tactics
 
     records = json.loads((LB4_HEAD / "test_head.json").read_text())
-    traced = [r for r in records if r["traced_tactics"]][:3]
+    traced = [r for r in records if top_level_tactics(r["traced_tactics"])][:3]
     # a record with no statement and no traced tactic: one init_failed row, not a crash
     bare = {**records[0], "full_name": "Bare.thm", "traced_tactics": []}
     data = tmp_path / "lb4.json"
     data.write_text(json.dumps([*traced, bare]))
     proofs = {
-        r["full_name"]: tactics_proof([t["tactic"] for t in r["traced_tactics"]]) for r in traced
+        r["full_name"]: tactics_proof(top_level_tactics(r["traced_tactics"]) or []) for r in traced
     }
     sampler = Traced(proofs)
     summary = prove_whole(_cfg(tmp_path, data, attempts=2, split="test"), sampler=sampler)

@@ -124,10 +124,8 @@ def test_whole_proof_labels_are_the_proof_and_eos_only(theorems, tmp_path):
     theorems[0] |= {"formal_proof": "by\n  simp [Nat.add_comm]", "header": "import Mathlib"}
     ds = create_whole_proof_sft_dataset(theorems)
     assert ds[0]["prompt"][-1]["content"] == "import Mathlib\n\ntheorem add_comm' : True :="
-    assert [r["completion"][0]["content"] for r in ds] == [  # two_steps uses sorry: left out
-        "by\n  simp [Nat.add_comm]",
-        "by\n  intro a b\n  exact Nat.le_refl _",
-    ]
+    # two_steps uses sorry, and again's traced states do not chain to `no goals`: left out
+    assert [r["completion"][0]["content"] for r in ds] == ["by\n  simp [Nat.add_comm]"]
     tok = char_tokenizer([m["content"] for r in ds for m in r["prompt"] + r["completion"]])
     model = Qwen2ForCausalLM(
         Qwen2Config(vocab_size=len(tok), hidden_size=16, intermediate_size=32,

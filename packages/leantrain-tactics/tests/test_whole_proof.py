@@ -9,6 +9,7 @@ from leantrain.tactics.whole_proof import (
     normalize_statement,
     statement_hash,
     tactics_proof,
+    top_level_tactics,
     whole_proof_example,
     whole_proof_examples,
 )
@@ -26,17 +27,23 @@ def _traced(tactic):
     return {"tactic": tactic, "state_before": "⊢ p", "state_after": "no goals"}
 
 
-def test_traced_tactics_join_as_a_by_block():
+def test_top_level_traced_tactics_join_as_a_by_block():
+    induction = "induction n with\n| zero => rfl\n| succ n ih => simp"
     t = _theorem(
         theorem_statement="theorem foo (n : Nat) : n + 0 = n :=",
         traced_tactics=[
-            _traced("induction n with\n| zero => rfl\n| succ n ih => simp"),
-            _traced("<a>simp</a>"),
+            {"tactic": induction, "state_before": "n : Nat\n⊢ n + 0 = n", "state_after": "no goals"},
+            # traced inside the induction's `succ` case: its text is already there
+            {"tactic": "<a>simp</a>", "state_before": "case succ\n⊢ n + 1 + 0 = n + 1",
+             "state_after": "no goals"},
         ],
-    )
+    )  # fmt: skip
     ex = whole_proof_example(t)
     assert ex.origin == "tactics"
-    assert ex.proof == "by\n  induction n with\n  | zero => rfl\n  | succ n ih => simp\n  simp"
+    assert ex.proof == "by\n  induction n with\n  | zero => rfl\n  | succ n ih => simp"
+    # traced tactics whose states do not chain to `no goals`: no proof rather than a wrong one
+    gap = {"tactic": "intro h", "state_before": "⊢ p → p", "state_after": "h : p\n⊢ p"}
+    assert whole_proof_example(t.model_copy(update={"traced_tactics": [gap]})) is None
     assert ex.theorem_text.startswith("theorem foo (n : Nat) : n + 0 = n := by\n  induction")
 
 
@@ -178,8 +185,10 @@ LB4_HEAD = Path(__file__).parents[3] / ".." / "shared" / "data" / "leandojo-benc
 def test_a_traced_theorem_without_statement_is_stated_by_its_initial_state():
     from leantrain.tactics.whole_proof import STATE_MARKER, whole_proof_prompt
 
-    first = {"tactic": "intro h", "state_before": "p q : Prop\n⊢ p → p", "state_after": "h : p"}
-    t = _theorem(full_name="Foo.bar", traced_tactics=[first, _traced("exact h")])
+    after = "p q : Prop\nh : p\n⊢ p"
+    first = {"tactic": "intro h", "state_before": "p q : Prop\n⊢ p → p", "state_after": after}
+    last = {"tactic": "exact h", "state_before": after, "state_after": "no goals"}
+    t = _theorem(full_name="Foo.bar", traced_tactics=[first, last])
     ex = whole_proof_example(t)
     assert (ex.form, ex.origin, ex.statement) == ("state", "tactics", "p q : Prop\n⊢ p → p")
     assert ex.proof == "by\n  intro h\n  exact h"
@@ -214,8 +223,9 @@ def test_real_lb4_records_give_state_form_examples():
     theorems = [Theorem.model_validate(r) for r in records]
     assert not any(t.theorem_statement for t in theorems)  # LB4 ships no statements
     examples = list(whole_proof_examples(theorems))
-    assert len(examples) == sum(1 for t in theorems if t.traced_tactics) > 0
-    for ex, t in zip(examples, [t for t in theorems if t.traced_tactics]):
+    proved = [t for t in theorems if top_level_tactics(t.traced_tactics) is not None]
+    assert len(examples) == len(proved) > 0
+    for ex, t in zip(examples, proved):
         assert ex.form == "state" and ex.statement == t.traced_tactics[0].state_before.strip()
         assert "⊢" in ex.statement and ex.proof.startswith("by\n  ")
         user = whole_proof_prompt(ex, None)[0]["content"]

@@ -44,6 +44,34 @@ def contains_sorry(text: str) -> bool:
     return _SORRY_RE.search(text) is not None
 
 
+def top_level_tactics(traced: Sequence[Any]) -> list[str] | None:
+    """The top-level tactics of a traced proof, or ``None`` when they cannot be told apart.
+
+    LeanDojo traces nested tactics too (the ``rw [h]`` inside ``have : p := by rw [h]``, whose
+    text the ``have`` already holds), so joining every traced tactic repeats them. The
+    top-level ones form a chain of states: from the first ``state_before``, each takes the
+    state the previous one left (a nested tactic starts from a subgoal instead). The chain is
+    the proof only when its last ``state_after`` is ``no goals`` and every tactic left out is
+    written inside one it kept; otherwise (``<;>``, a ``by`` in the statement traced first)
+    ``None``, rather than a proof that may be wrong."""
+    if not traced:
+        return None
+    state, chain, left_out = _field(traced[0], "state_before"), [], []
+    for tactic in traced:
+        if _field(tactic, "state_before") == state:
+            chain.append(_field(tactic, "tactic"))
+            state = _field(tactic, "state_after")
+        else:
+            left_out.append(normalize_whitespace(strip_marks(_field(tactic, "tactic"))))
+    kept = [normalize_whitespace(strip_marks(t)) for t in chain]
+    inside = all(any(t in k for k in kept) for t in left_out)
+    return chain if state.strip() == "no goals" and inside else None
+
+
+def _field(tactic: Any, name: str) -> str:
+    return str(tactic[name] if isinstance(tactic, dict) else getattr(tactic, name))
+
+
 def tactics_proof(tactics: Sequence[str]) -> str:
     """Traced tactics (``<a>`` marks removed, blank ones left out) as one ``by`` block, each
     line indented two spaces: the whole proof of a tactic list."""

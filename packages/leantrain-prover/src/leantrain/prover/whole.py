@@ -52,6 +52,7 @@ from leantrain.tactics.whole_proof import (
     proof_script,
     tactics_proof,
     theorem_statement_form,
+    top_level_tactics,
     whole_proof_prompt,
 )
 
@@ -139,9 +140,8 @@ class ReplayProofCheck:
             references = set()
             if theorem.formal_proof and theorem.formal_proof.strip():
                 references.add(normalize_whitespace(proof_script(theorem.formal_proof)))
-            if theorem.traced_tactics:
-                joined = tactics_proof([t.tactic for t in theorem.traced_tactics])
-                references.add(normalize_whitespace(proof_script(joined)))
+            if (top := top_level_tactics(theorem.traced_tactics)) is not None:
+                references.add(normalize_whitespace(proof_script(tactics_proof(top))))
             if refused is not None:
                 out.append(Checked(Verdict("rejected", refused), refused))
             elif proof.strip() and normalize_whitespace(proof_script(proof)) in references:
