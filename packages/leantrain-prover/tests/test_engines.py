@@ -60,8 +60,8 @@ TOLERANCE = 2e-3
 @pytest.mark.slow  # converts a model and runs both engines (~30 s on 2 cores)
 def test_ct2_gives_the_hf_prompt_candidates_and_scores(ct2_pair):
     """Same prompt, same top candidates (beam, k = 4), the same raw log-probabilities within
-    TOLERANCE (hf's are the forward pass's: test_generator.py; CTranslate2's own beam scores
-    are length-normalised, so these are re-scored); candidates cut off at max_new_tokens are
+    TOLERANCE (hf's are the forward pass's: test_generator.py; CTranslate2's are its
+    length-normalised scores times the length); candidates cut off at max_new_tokens are
     ``length`` in both."""
     hf, ct2, _ = ct2_pair
     assert ct2.prompt(STATE) == hf.prompt(STATE)
@@ -93,6 +93,72 @@ def test_ct2_drops_and_counts_cut_off_candidates_and_samples(ct2_pair):
     finally:
         ct2.decoding = "beam"
     assert 1 <= len(row) <= 4 and all(lp < 0 for _, lp, _ in row)
+
+
+class _Spy:
+    """A ``ctranslate2.Generator`` stand-in that records each ``generate_batch`` call."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.calls = inner, []
+
+    def generate_batch(self, starts, **options):
+        results = self.inner.generate_batch(starts, **options)
+        self.calls.append((starts, results))
+        return results
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("decoding", ["beam", "sample"])
+def test_ct2_scores_are_the_raw_sums_of_a_forward_pass(ct2_pair, decoding):
+    """Each candidate's log-probability is the sum over its tokens (end-of-turn included) of a
+    forward pass's raw log-softmax, for beam search (length penalty 1, un-normalised) and
+    sampling; prompts of different token lengths go in separate calls."""
+    from test_generator import _manual_logprob
+
+    hf, ct2, _ = ct2_pair
+    prompts = [ct2.prompt(STATE), ct2.prompt(OTHER)]
+    assert len(ct2.prompt_ids(prompts[0])) != len(ct2.prompt_ids(prompts[1]))
+    real, spy = ct2.generator, _Spy(ct2.generator)
+    ct2.generator, ct2.decoding = spy, decoding
+    try:
+        rows = ct2._complete(prompts, 3)
+    finally:
+        ct2.generator, ct2.decoding = real, "beam"
+    assert [len(starts) for starts, _ in spy.calls] == [1, 1]
+    for prompt, row, (_, [result]) in zip(prompts, rows, spy.calls):
+        assert len(row) == len(result.sequences_ids) == 3
+        for cand, ids in zip(row, result.sequences_ids):
+            reference = _manual_logprob(hf.model, ct2.tokenizer, prompt, list(ids))
+            assert cand.logprob == pytest.approx(reference, abs=TOLERANCE)
+            assert cand.tokens == len(ids)
+
+
+def test_ct2_batches_only_prompts_of_one_token_length():
+    """CTranslate2 forwards a batch's prompts at once only up to the shortest one."""
+    from leantrain.prover.engines import _same_length_groups
+
+    starts = [["a"] * 3, ["a"] * 5, ["a"] * 3, ["a"] * 3, ["a"] * 5]
+    assert _same_length_groups(starts, 2) == [[0, 2], [3], [1, 4]]
+    assert _same_length_groups(starts, 0) == [[0], [2], [3], [1], [4]]
+
+
+def test_auto_compute_type_is_int8_only_where_int8_sums_are_exact(monkeypatch):
+    """x86 without VNNI/AMX (oneDNN's u8s8 GEMM saturates): float32; with them, or on ARM: int8;
+    CUDA: int8_float16; an explicit type is kept."""
+    from leantrain.prover import engines
+
+    avx2 = "processor\t: 0\nflags\t\t: fpu sse4_1 avx avx2 fma\n"
+    vnni = "flags\t\t: fpu avx2 avx512f avx512_vnni\n"
+    assert not engines.cpu_int8_is_exact(avx2, "x86_64")
+    assert engines.cpu_int8_is_exact(vnni, "x86_64")
+    assert engines.cpu_int8_is_exact("flags\t: avx_vnni\n", "AMD64")
+    assert engines.cpu_int8_is_exact("", "aarch64")
+    monkeypatch.setattr(engines, "cpu_int8_is_exact", lambda: False)
+    assert engines.ct2_compute_type("auto", "cpu") == "float32"
+    monkeypatch.setattr(engines, "cpu_int8_is_exact", lambda: True)
+    assert engines.ct2_compute_type("auto", "cpu") == "int8"
+    assert engines.ct2_compute_type("auto", "cuda") == "int8_float16"
+    assert engines.ct2_compute_type("int8", "cpu") == "int8"
 
 
 @pytest.mark.slow

@@ -11,9 +11,12 @@ cut-off candidates (:class:`~leantrain.prover.generator.ChatGenerator`).
   / hub id: loaded as ``hf`` loads it, a LoRA adapter merged) is converted once into a cache
   directory keyed by the model's files (path, sizes, modification times), so a changed model is
   converted again. Weights are stored in float32; ``ct2_compute_type`` chooses the compute type
-  at load (``auto``: int8 on CPU, int8_float16 on CUDA). CTranslate2's beam scores are
-  length-normalised, so the candidates are re-scored with ``score_batch`` (one batched forward
-  pass over prompt + completion): the scores are the same raw sums ``hf`` gives.
+  at load (``auto``: see :func:`ct2_compute_type`). Prompts of one token length are
+  generated together (CTranslate2 forwards a prompt at once only up to the batch's shortest
+  one), so each prompt is forwarded once for all k hypotheses. CTranslate2 returns a
+  hypothesis' log-probability sum divided by ``len ** length_penalty``; the raw sum ``hf``
+  gives is that score times ``len ** length_penalty`` (beam search keeps generate's length
+  penalty 1.0 for its ranking; sampling uses 0, the raw sum).
 - ``vllm``: vLLM's offline API (checked against vLLM's ``vllm/entrypoints/llm.py`` and
   ``vllm/beam_search.py`` at commit 10fdb8f, the 0.15 series): ``LLM.generate`` with
   ``SamplingParams(n=k, logprobs=0, …)`` for sampling (``cumulative_logprob``, raw log-probs:
@@ -114,11 +117,39 @@ def ct2_model(name: str | Path, cache_dir: str | Path) -> Path:
     return target
 
 
+INT8_DOT_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
+"""x86 CPU flags (``/proc/cpuinfo``) of instructions that sum 8-bit products in 32 bits."""
+
+
+def cpu_int8_is_exact(cpuinfo: str | None = None, machine: str | None = None) -> bool:
+    """Whether CTranslate2's int8 kernels add up exactly on this CPU: on x86 only with VNNI or
+    AMX (``cpuinfo``: ``/proc/cpuinfo``'s text; without them oneDNN's u8s8 GEMM can saturate
+    16-bit intermediate sums, see oneDNN's "Nuances of int8 computations"), on ARM always
+    (its dot-product kernels accumulate in 32 bits). Unknown x86 (no ``/proc/cpuinfo``): no."""
+    import platform
+
+    machine = (machine or platform.machine()).lower()
+    if machine not in {"x86_64", "amd64", "i386", "i686", "x86"}:
+        return True
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+    flags = {f for line in cpuinfo.splitlines() if line.startswith("flags") for f in line.split()}
+    return bool(flags & INT8_DOT_FLAGS)
+
+
 def ct2_compute_type(compute_type: str, device: str) -> str:
-    """``auto``: int8 on CPU (Lean Copilot's choice), int8_float16 on CUDA; else as given."""
+    """``auto``: int8_float16 on CUDA; on CPU int8 (Lean Copilot's choice) where the CPU's int8
+    arithmetic is exact (:func:`cpu_int8_is_exact`), else float32 (measured on an AVX2-only
+    EPYC: int8 was slower than float32 and its scores ~4 nats off, BENCHMARKS.md); else as
+    given."""
     if compute_type != "auto":
         return compute_type
-    return "int8" if device == "cpu" else "int8_float16"
+    if device != "cpu":
+        return "int8_float16"
+    return "int8" if cpu_int8_is_exact() else "float32"
 
 
 class CT2Generator(ChatGenerator):
@@ -169,39 +200,49 @@ class CT2Generator(ChatGenerator):
         tok = self.tokenizer
         starts = [tok.convert_ids_to_tokens(self.prompt_ids(p)) for p in prompts]
         options: dict[str, Any] = {
-            "max_batch_size": self.batch_size,
             "max_length": self.max_new_tokens,
             "include_prompt_in_result": False,
             "return_end_token": True,
             "end_token": tok.eos_token,
             "num_hypotheses": k,
+            "return_scores": True,
         }
         if self.decoding == "beam":
             options.update(beam_size=k, length_penalty=1.0)  # as generate's beam search ranks
-        else:
-            options.update(beam_size=1, sampling_topk=0, sampling_temperature=self.temperature)
-        results = self.generator.generate_batch(starts, **options)
-        completions = [list(r.sequences_ids) for r in results]
-        # CTranslate2's scores are length-normalised: the raw sums come from one scoring pass
-        rows = [
-            start + tok.convert_ids_to_tokens(ids)
-            for start, seqs in zip(starts, completions)
-            for ids in seqs
-        ]
-        scored = self.generator.score_batch(
-            rows, max_batch_size=self.batch_size * k, max_input_length=0
-        )
-        eos, out, r = tok.eos_token_id, [], 0
-        for seqs in completions:
-            row = []
-            for ids in seqs:
-                logprob = float(sum(scored[r].log_probs[len(scored[r].log_probs) - len(ids) :]))
-                text = tok.decode(ids, skip_special_tokens=True)
-                reason = "stop" if ids and ids[-1] == eos else "length"
-                row.append(Candidate(text, logprob, reason, len(ids)))
-                r += 1
-            out.append(row)
+        else:  # no length penalty: the scores are the raw sums
+            options.update(
+                beam_size=1,
+                length_penalty=0.0,
+                sampling_topk=0,
+                sampling_temperature=self.temperature,
+            )
+        penalty = options["length_penalty"]
+        out: list[list[Candidate]] = [[] for _ in prompts]
+        eos = tok.eos_token_id
+        for group in _same_length_groups(starts, self.batch_size):
+            results = self.generator.generate_batch([starts[i] for i in group], **options)
+            for i, result in zip(group, results):
+                for ids, score in zip(result.sequences_ids, result.scores):
+                    # CTranslate2 divides a hypothesis' sum by len ** length_penalty
+                    logprob = float(score) * len(ids) ** penalty
+                    text = tok.decode(ids, skip_special_tokens=True)
+                    reason = "stop" if ids and ids[-1] == eos else "length"
+                    out[i].append(Candidate(text, logprob, reason, len(ids)))
         return out
+
+
+def _same_length_groups(starts: list[list[str]], size: int) -> list[list[int]]:
+    """Indices of ``starts`` in batches of at most ``size`` prompts of one token length.
+
+    CTranslate2 forwards a batch's prompts at once only up to the shortest one; the rest of a
+    longer prompt goes through the decoding loop token by token, for every beam (about 1.6×
+    the time of one call per prompt on the LB4 states), and its log-probabilities enter the
+    hypothesis score. Prompts of one length have neither problem."""
+    by_length: dict[int, list[int]] = {}
+    for i, start in enumerate(starts):
+        by_length.setdefault(len(start), []).append(i)
+    step = max(size, 1)
+    return [g[j : j + step] for g in by_length.values() for j in range(0, len(g), step)]
 
 
 class VLLMGenerator(ChatGenerator):

@@ -143,7 +143,11 @@ class ModelsArgs(Group):
     )
     ct2_compute_type: Literal[
         "auto", "int8", "int8_float32", "int8_float16", "int16", "float16", "bfloat16", "float32"
-    ] = setting("auto", "CTranslate2 compute type (auto: int8 on CPU, int8_float16 on CUDA).")
+    ] = setting(
+        "auto",
+        "CTranslate2 compute type (auto: int8_float16 on CUDA; int8 on CPUs with exact int8 "
+        "arithmetic (x86 VNNI/AMX, ARM), else float32).",
+    )
     engine_cache: str | None = setting(
         None,
         "Where ct2 / vllm keep converted models (default: OUTPUT_DIR/engine-cache).",
