@@ -10,11 +10,13 @@ Each engine gets the same calls: ``--batch`` states at a time, beam search with 
 ``--max-new-tokens``. Measured per engine: wall seconds of the calls and tactics per second
 (distinct candidates returned, finished or cut off, per second); against ``hf``: top-1
 agreement (the same best candidate) and the log-probability difference of candidates both
-return (mean and max |Δ|, nats), over the states both engines did. ``ct2`` runs at float32
-and int8 (``--compute-types``; ``auto`` picks int8 only on CPUs with exact int8 sums). The first call of each
-engine is a warm-up, not timed; each engine stops calling after ``--budget-s`` seconds (a
-shared, loaded machine: ``hf`` may not get through all states). Both engines use as many
-threads as the machine has cores (torch ``set_num_threads``, CTranslate2 ``intra_threads``).
+return (mean and max |Δ|, nats), and ``same_work_speedup``: ``hf``'s seconds over the engine's
+for the very same calls. ``ct2`` runs at float32 and int8 (``--compute-types``; ``auto`` picks
+int8 only on CPUs with exact int8 sums). The first call of each engine is a warm-up, not
+timed; then the engines take turns call by call (so a change of load falls on all alike) until
+one has spent ``--budget-s`` seconds. All use as many threads as the machine has cores (torch
+``set_num_threads``, CTranslate2 ``intra_threads``); the load average before and after is
+recorded (measure on a quiet machine).
 
     uv run python tools/bench/prove_engines.py --work /tmp/engine-bench [--model DIR]
         [--states 50] [--k 8] [--json results.json]
@@ -48,16 +50,24 @@ def lb4_states(path: Path, n: int) -> list[str]:
     return list(seen)
 
 
-def run_engine(gen, states: list[str], k: int, batch: int, budget: float) -> tuple[list, float]:
-    """The states' candidates (``batch`` per call) and the wall seconds, after one warm-up;
-    calls stop once ``budget`` seconds are spent (the rows say how many states were done)."""
-    gen.candidates(states[:1], k)
-    out, start = [], time.perf_counter()
-    for i in range(0, len(states), batch):
-        out += gen.candidates(states[i : i + batch], k)
-        if time.perf_counter() - start > budget:
+def run_interleaved(gens: dict, states: list[str], k: int, batch: int, budget: float) -> dict:
+    """Each engine's candidates of the same states (``batch`` per call) and its wall seconds,
+    after one warm-up call each. The engines take turns call by call (the order rotating), so
+    a change of the machine's load falls on all of them alike; the calls stop once one engine
+    has spent ``budget`` seconds (the rows say how many states were done)."""
+    names = list(gens)
+    for name in names:
+        gens[name].candidates(states[:1], k)
+    rows: dict = {name: [] for name in names}
+    secs = dict.fromkeys(names, 0.0)
+    for turn, i in enumerate(range(0, len(states), batch)):
+        for name in names[turn % len(names) :] + names[: turn % len(names)]:
+            start = time.perf_counter()
+            rows[name] += gens[name].candidates(states[i : i + batch], k)
+            secs[name] += time.perf_counter() - start
+        if max(secs.values()) > budget:
             break
-    return out, time.perf_counter() - start
+    return {name: (rows[name], secs[name]) for name in names}
 
 
 def compare(rows: list, reference: list) -> dict:
@@ -131,13 +141,14 @@ def main() -> None:
         "max_new_tokens": args.max_new_tokens,
         "batch": args.batch,
         "machine": {"cpus": threads, "platform": platform.platform()},
+        "load_average_before": os.getloadavg(),
         "engines": {},
     }
-    runs: dict = {}
+    gens: dict = {}
     for compute in args.compute_types.split(","):
         name = f"ct2-{ct2_compute_type(compute, 'cpu')}"
         t0 = time.perf_counter()
-        ct2 = CT2Generator.from_pretrained(
+        gens[name] = CT2Generator.from_pretrained(
             model,
             cache_dir=args.work / "ct2-cache",
             device="cpu",
@@ -145,21 +156,23 @@ def main() -> None:
             threads=threads,
             **options,
         )
-        load = time.perf_counter() - t0
-        rows, secs = run_engine(ct2, states, args.k, args.batch, args.budget_s)
-        runs[name] = rows
-        results["engines"][name] = {"load_s": load, **_rates(rows, secs)}
-        print(f"{name}: {json.dumps(results['engines'][name])}", file=sys.stderr)
-        del ct2
+        results["engines"][name] = {"load_s": time.perf_counter() - t0}
     hf = HFGenerator.from_pretrained(model, device="cpu", **options)
     hf.model.float()
-    ref, secs = run_engine(hf, states, args.k, args.batch, args.budget_s)
-    results["engines"]["hf"] = _rates(ref, secs)
-    print(f"hf: {json.dumps(results['engines']['hf'])}", file=sys.stderr)
+    gens["hf"] = hf
+    measured = run_interleaved(gens, states, args.k, args.batch, args.budget_s)
+    ref, hf_secs = measured.pop("hf")
+    results["engines"]["hf"] = _rates(ref, hf_secs)
+    runs = {}
+    for name, (rows, secs) in measured.items():
+        results["engines"][name].update(_rates(rows, secs))
+        runs[name] = rows
     for name, rows in runs.items():
         entry = results["engines"][name]
         entry["speedup_vs_hf"] = entry["tactics_per_s"] / results["engines"]["hf"]["tactics_per_s"]
+        entry["same_work_speedup"] = hf_secs / entry["seconds"]
         entry.update(compare(rows, ref))  # over the states both engines did
+    results["load_average_after"] = os.getloadavg()
     text = json.dumps(results, indent=2)
     if args.json:
         args.json.write_text(text + "\n", encoding="utf-8")

@@ -162,6 +162,61 @@ def test_auto_compute_type_is_int8_only_where_int8_sums_are_exact(monkeypatch):
 
 
 @pytest.mark.slow
+def test_whole_proofs_are_sampled_by_the_chosen_engine_and_reseeded_per_theorem(
+    ct2_pair, tiny_dir, tmp_path
+):
+    """``prove --mode whole --engine ct2`` samples on CTranslate2 (not silently on ``hf``), and
+    each theorem is seeded from (seed, theorem id): two runs, the second after other sampling,
+    sample the same proofs."""
+    import json
+
+    from leantrain.core.config import config_from_dict
+    from leantrain.core.sample import sample_data_dir
+    from leantrain.prover.engines import CT2Generator
+    from leantrain.prover.prover_config import ProverConfig
+    from leantrain.prover.theorems import load_split
+    from leantrain.prover.whole import WholeProver
+
+    _, ct2, cache = ct2_pair
+    data = sample_data_dir() / "nat-basics"
+
+    def run(out: str, disturb: bool = False) -> list[list[str]]:
+        cfg = config_from_dict(
+            ProverConfig,
+            {
+                "mode": "whole",
+                "data": str(data),
+                "generator": str(tiny_dir),
+                "engine": "ct2",
+                "ct2_compute_type": "float32",
+                "engine_cache": str(cache),
+                "output_dir": str(tmp_path / out),
+                "attempts": 2,
+                "max_proof_tokens": 6,
+                "progress_bar": False,
+                "device": "cpu",
+            },
+        )
+        prover = WholeProver(cfg)
+        assert isinstance(prover.sampler.generator, CT2Generator)
+        if disturb:  # moves CTranslate2's random state on after the load seeded it
+            prover.sampler.generator._complete([ct2.prompt(STATE)], 4)
+        sampled: list = []
+        inner = prover.sampler.sample
+        prover.sampler.sample = lambda prompts, k: sampled.append(inner(prompts, k)) or sampled[-1]
+        prover.evaluate(load_split(data, "test")[:2], "test")
+        lines = (tmp_path / out / "results.jsonl").read_text(encoding="utf-8").splitlines()
+        rows = [json.loads(line) for line in lines]
+        assert len(rows) == 2 and all(len(r["outcomes"]) == 2 for r in rows)
+        assert all(0 < r["tokens"] <= 2 * 6 for r in rows)
+        return [[s.text for s in row] for batch in sampled for row in batch]
+
+    first = run("a")
+    assert run("b", disturb=True) == first and len(first) == 2
+    assert len({text for row in first for text in row}) > 1  # sampled, not one reply
+
+
+@pytest.mark.slow
 def test_the_ct2_conversion_is_cached_by_model_content(ct2_pair, tiny_dir, tmp_path):
     """A second load converts nothing; a changed model file is another cache entry."""
     import shutil

@@ -34,6 +34,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -156,9 +157,18 @@ class CT2Generator(ChatGenerator):
     """A tactic generator over a ``ctranslate2.Generator`` and the model's tokenizer (see the
     module docstring); :meth:`from_pretrained` converts (once) and loads."""
 
-    def __init__(self, generator: Any, tokenizer: Any, **options: Any) -> None:
+    def __init__(
+        self,
+        generator: Any,
+        tokenizer: Any,
+        *,
+        reload: Callable[[], Any] | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(tokenizer, **options)
         self.generator = generator
+        self._reload = reload  # a fresh ctranslate2.Generator (see reseed)
+        self._sampled = False  # since the last (re)load
 
     @classmethod
     def from_pretrained(
@@ -184,17 +194,34 @@ class CT2Generator(ChatGenerator):
         if device is None:
             device = "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
         kind, _, index = device.partition(":")
-        generator = ctranslate2.Generator(
-            str(path),
-            device=kind,
-            device_index=int(index or 0),
-            compute_type=ct2_compute_type(compute_type, kind),
-            intra_threads=threads,
-        )
+
+        def load() -> Any:
+            return ctranslate2.Generator(
+                str(path),
+                device=kind,
+                device_index=int(index or 0),
+                compute_type=ct2_compute_type(compute_type, kind),
+                intra_threads=threads,
+            )
+
         if seed is not None:
-            ctranslate2.set_random_seed(seed)
+            ctranslate2.set_random_seed(seed % 2**32)
         tokenizer = load_tokenizer(path / "tokenizer")
-        return cls(generator, tokenizer, system_prompt=system_prompt, **options)
+        return cls(load(), tokenizer, reload=load, system_prompt=system_prompt, **options)
+
+    def reseed(self, seed: int) -> None:
+        """Seed the sampling that follows from ``seed`` (the prover calls it per attempt and
+        per whole-proof theorem, so a resumed run samples as an unbroken one). CTranslate2
+        seeds a worker thread's random generator once, when the thread first samples
+        (``random.cc``), so after sampling the model is loaded again, with new worker threads
+        (~0.3 s for SmolLM2-135M at float32 on CPU)."""
+        import ctranslate2
+
+        ctranslate2.set_random_seed(seed % 2**32)  # CTranslate2 takes 32 bits
+        if self._sampled and self._reload is not None:
+            self.generator = None  # the old model's memory goes first
+            self.generator = self._reload()
+            self._sampled = False
 
     def _complete(self, prompts: list[str], k: int) -> list[list[Candidate]]:
         tok = self.tokenizer
@@ -210,6 +237,7 @@ class CT2Generator(ChatGenerator):
         if self.decoding == "beam":
             options.update(beam_size=k, length_penalty=1.0)  # as generate's beam search ranks
         else:  # no length penalty: the scores are the raw sums
+            self._sampled = True
             options.update(
                 beam_size=1,
                 length_penalty=0.0,
@@ -287,6 +315,12 @@ class VLLMGenerator(ChatGenerator):
         tokenizer = load_tokenizer(path)
         llm = vllm.LLM(model=str(path), tokenizer=str(path), seed=seed or 0)
         return cls(llm, tokenizer, seed=seed, system_prompt=system_prompt, **options)
+
+    def reseed(self, seed: int) -> None:
+        """Seed the next requests from ``seed`` (the prover calls it per attempt; the request
+        seeds follow from it and the calls since, so a resumed run samples as an unbroken
+        one)."""
+        self.seed, self.calls = seed, 0
 
     def _complete(self, prompts: list[str], k: int) -> list[list[Candidate]]:
         from vllm import BeamSearchParams, SamplingParams

@@ -86,10 +86,15 @@ def make_backend(config: ProverConfig, *, lean_dojo: Any = None, pantograph: Any
 
 
 def load_generator(
-    config: ProverConfig, system_prompt: str | None, max_premise_chars: int | None
+    config: ProverConfig,
+    system_prompt: str | None,
+    max_premise_chars: int | None,
+    **overrides: Any,
 ) -> TacticGenerator:
     """The tactic generator ``config.generator`` names on ``config.engine``, loaded once (the
-    one place a prover or the shared generation service of Ray workers builds it)."""
+    one place a prover, the shared generation service of Ray workers or the whole-proof prover
+    builds it); ``overrides``: generator options that differ from the config's (whole proofs:
+    always sampled, ``max_proof_tokens`` long)."""
     from leantrain.prover import engines
 
     if config.engine != "hf" and not config.engine_cache and config.output_dir:
@@ -98,21 +103,21 @@ def load_generator(
         from leantrain.prover.results import OUTPUT_KIND
 
         claim_output_dir(config.output_dir, kind=OUTPUT_KIND)
-    return engines.load_generator(
-        config.engine,
-        config.generator,
-        cache_dir=engine_cache(config),
-        device=config.device,
-        compute_type=config.ct2_compute_type,
-        seed=config.seed,
-        system_prompt=system_prompt,
-        decoding=config.decoding,
-        temperature=config.temperature,
-        max_new_tokens=config.max_new_tokens,
-        batch_size=config.generation_batch_size,
-        max_premise_chars=max_premise_chars,
-        tactic_score=config.tactic_score,
-    )
+    options: dict[str, Any] = {
+        "cache_dir": engine_cache(config),
+        "device": config.device,
+        "compute_type": config.ct2_compute_type,
+        "seed": config.seed,
+        "system_prompt": system_prompt,
+        "decoding": config.decoding,
+        "temperature": config.temperature,
+        "max_new_tokens": config.max_new_tokens,
+        "batch_size": config.generation_batch_size,
+        "max_premise_chars": max_premise_chars,
+        "tactic_score": config.tactic_score,
+    }
+    options.update(overrides)
+    return engines.load_generator(config.engine, config.generator, **options)
 
 
 def check_theorems(backend: Any, theorems: list[Theorem]) -> None:

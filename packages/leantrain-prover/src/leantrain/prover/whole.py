@@ -3,8 +3,9 @@
 The generator writes the whole proof of each theorem from its statement (DeepSeek-Prover,
 Kimina-Prover, Goedel-Prover style), asked with :func:`leantrain.tactics.whole_proof.
 whole_proof_prompt` — the prompt SFT and GRPO train on. ``k`` proofs are sampled per theorem
-(sampling at ``temperature``: pass@k counts independent samples; ``--decoding`` is the search's)
-and each is checked whole:
+(sampling at ``temperature`` on ``--engine`` hf, ct2 or vllm, as the tactic search samples;
+pass@k counts independent samples; ``--decoding`` is the search's), each theorem seeded from
+(``seed``, theorem id) so a resumed run samples as an unbroken one, and each is checked whole:
 
 ``replay``
     offline: a proof counts only when it equals (whitespace normalised, as the Lean check
@@ -79,9 +80,12 @@ class ProofSampler(Protocol):
         ...
 
 
-class HFProofSampler:
-    """:class:`ProofSampler` over an :class:`~leantrain.prover.generator.HFGenerator` (its
-    model loading, ``prompt.json`` handling, batching and deadline), sampling always."""
+class EngineProofSampler:
+    """:class:`ProofSampler` over a generation engine's
+    :class:`~leantrain.prover.generator.ChatGenerator` (``--engine hf|ct2|vllm``: its model
+    loading, ``prompt.json`` handling, batching and deadline), sampling always: each reply as
+    the engine wrote it (duplicates kept: pass@k counts independent samples), ``finished`` when
+    it ended with the end-of-turn token."""
 
     def __init__(self, generator: Any) -> None:
         self.generator = generator
@@ -89,28 +93,13 @@ class HFProofSampler:
 
     def sample(self, prompts: Sequence[list[dict[str, str]]], k: int) -> list[list[Sample]]:
         """``k`` sampled replies per prompt (assistant turn opened by the chat template)."""
-        g = self.generator
-        tok = g.tokenizer
+        tok = self.generator.tokenizer
         texts = [
             str(tok.apply_chat_template(m, tokenize=False, add_generation_prompt=True))
             for m in prompts
         ]
-        out: list[list[Sample]] = []
-        side, tok.padding_side = tok.padding_side, "left"
-        try:
-            for start in range(0, len(texts), g.batch_size):
-                completion, _ = g._generate(texts[start : start + g.batch_size], k)
-                decoded = tok.batch_decode(completion, skip_special_tokens=True)
-                rows = completion.tolist()
-                eos = tok.eos_token_id
-                samples = [
-                    Sample(text, row.index(eos) + 1 if eos in row else len(row), eos in row)
-                    for text, row in zip(decoded, rows)
-                ]
-                out += [samples[i : i + k] for i in range(0, len(samples), k)]
-        finally:
-            tok.padding_side = side
-        return out
+        rows = self.generator._complete(texts, k)
+        return [[Sample(c.tactic, c.tokens, c.reason == "stop") for c in row] for row in rows]
 
 
 @dataclass(frozen=True)
@@ -292,18 +281,17 @@ class WholeProver:
         if self.store is not None:
             self.store.check()  # another config in output_dir: refused before any model loads
         if sampler is None:
-            from leantrain.prover.generator import HFGenerator
+            from leantrain.prover.prover import load_generator
 
             if not cfg.generator:
                 raise ConfigError("no generator given", hint="pass --generator RUN_OR_MODEL")
-            sampler = HFProofSampler(
-                HFGenerator.from_pretrained(
-                    cfg.generator,
-                    system_prompt=self.system_prompt,
-                    device=cfg.device,
-                    temperature=cfg.temperature,
+            sampler = EngineProofSampler(
+                load_generator(
+                    cfg,
+                    self.system_prompt,
+                    None,
+                    decoding="sample",
                     max_new_tokens=cfg.max_proof_tokens,
-                    batch_size=cfg.generation_batch_size,
                 )
             )
         self.sampler = sampler
@@ -355,7 +343,11 @@ class WholeProver:
 
         k, start = self.cfg.attempts, time.monotonic()
         # seeded per theorem, so a resumed run samples as an unbroken one
-        torch.manual_seed(attempt_seed(self.cfg.seed, theorem_id(theorem), 0))
+        seed = attempt_seed(self.cfg.seed, theorem_id(theorem), 0)
+        torch.manual_seed(seed)
+        inner = getattr(self.sampler, "generator", None)
+        if callable(reseed := getattr(inner, "reseed", None)):
+            reseed(seed)  # an engine with its own random state (ct2, vllm)
         row: dict[str, Any] = {
             "id": theorem_id(theorem),
             "full_name": theorem.full_name,
@@ -379,7 +371,6 @@ class WholeProver:
             "traced": None,
         }
         calls_before = self.checker.calls
-        inner = getattr(self.sampler, "generator", None)
         if inner is not None:
             inner.deadline = start + float(self.cfg.timeout)
         try:
