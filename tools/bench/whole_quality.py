@@ -54,9 +54,13 @@ def test_theorems(data: Path, n: int) -> list[str]:
     return [r["full_name"] for r in records if r.get("traced_tactics")][:n]
 
 
+ENGINE = ["--engine", "hf"]
+"""``prove``'s engine flags (``--engine ct2``: CTranslate2 at float32, the candidates of ``hf``)."""
+
+
 def prove(model: Path, data: Path, names: list[str], attempts: int, tokens: int, out: Path) -> dict:
     """``prove --mode whole --backend replay``: its summary (pass@k, tokens, cut-offs)."""
-    args = ["prove", "--mode", "whole", "--generator", str(model), "--data", str(data)]
+    args = ["prove", "--mode", "whole", "--generator", str(model), "--data", str(data), *ENGINE]
     args += ["--split", "test", "--backend", "replay", "--attempts", str(attempts)]
     args += ["--max-proof-tokens", str(tokens), "--output-dir", str(out), "--seed", str(SEED)]
     for name in names:
@@ -129,7 +133,10 @@ def main() -> None:
     ap.add_argument("--work", default="/tmp/leantrain-whole")
     ap.add_argument("--json", default=None)
     ap.add_argument("--render", default=None, metavar="JSON")
+    ap.add_argument("--engine", choices=("hf", "ct2"), default="hf", help="prove's engine")
     args = ap.parse_args()
+    if args.engine == "ct2":
+        ENGINE[:] = ["--engine", "ct2", "--ct2-compute-type", "float32"]
     if args.render:
         print(render(json.loads(Path(args.render).read_text(encoding="utf-8"))))
         return
@@ -146,6 +153,7 @@ def main() -> None:
             "steps": args.steps, "batch": args.batch, "lr": LR, "max_length": args.max_length,
             "seed": SEED, "theorems": len(names), "attempts": args.attempts,
             "proof_tokens": args.proof_tokens, "eval_tokens": EVAL_TOKENS, "names": names,
+            "engine": args.engine,
         },
     }  # fmt: skip
 
