@@ -239,3 +239,26 @@ def test_the_contamination_guard_runs_before_converting(planted, small, tmp_path
     bench.write_text(json.dumps(leak))
     with pytest.raises(LeanTrainError, match="a \\("):
         convert_to_verl(planted, tmp_path / "leak", settings=_whole(eval_set=[str(bench)]))
+
+
+LEAN4_EXAMPLE = Path(__file__).resolve().parents[3] / "../shared/data/lean4-example"
+
+
+@pytest.mark.skipif(not LEAN4_EXAMPLE.is_dir(), reason="needs ../shared/data/lean4-example")
+def test_a_real_leandojo_export_in_mode_whole(tmp_path):
+    """lean4-example (a real LeanDojo export) repeats 8 training statements in its test split
+    under other names: refused as by ``grpo``; allowed, its traced theorems become source-form
+    rows whose reference is the proof text."""
+    with pytest.raises(LeanTrainError, match="mul_assoc_my_4"):
+        convert_to_verl(LEAN4_EXAMPLE, tmp_path / "no", settings=_whole())
+    files = convert_to_verl(
+        LEAN4_EXAMPLE, tmp_path / "w", settings=_whole(allow_contamination=True)
+    )
+    rows = read_parquet(files["train"])
+    assert len(rows) == 12 and {r["data_source"] for r in rows} == {WHOLE_DATA_SOURCE}
+    first = rows[0]
+    assert first["prompt"][1]["content"].startswith("theorem mul_assoc_my_4 : ∀ a b c : Nat")
+    assert first["reward_model"]["ground_truth"].startswith("by\n  intro a b c")
+    extra = first["extra_info"]
+    assert (extra["form"], extra["origin"], extra["start"]) == ("source", "tactics", [71, 1])
+    assert extra["formal_statement"] is None and extra["file_path"] == "Lean4Example.lean"
