@@ -211,6 +211,14 @@ def test_train_dry_run_then_a_stubbed_run_on_whole_rows_and_the_saved_prompt(
     manager.save(tmp_path / "saved")
     prompt = read_prompt(tmp_path / "saved")
     assert (prompt.mode, prompt.system_prompt) == ("whole", WHOLE_PROOF_SYSTEM_PROMPT)
+    import leantrain.llm.evaluation
+
+    pairs: list = []
+    spy = lambda model, tok, refs, **kw: pairs.extend(refs) or {"top1_accuracy": 0.0}  # noqa: E731
+    monkeypatch.setattr(leantrain.llm.evaluation, "evaluate_pairs", spy)
+    manager.evaluate(export_dir, "test")  # held-out whole proofs, not tactics
+    expected = whole_rows(export_dir, "test", SplitArgs())
+    assert pairs == [(r["prompt"], r["reference"]) for r in expected] and pairs
 
 
 def test_the_contamination_guard_runs_before_converting(planted, small, tmp_path, capsys):
@@ -227,6 +235,12 @@ def test_the_contamination_guard_runs_before_converting(planted, small, tmp_path
     small["leantrain"]["mode"] = "whole"
     with pytest.raises(LeanTrainError, match="allow-contamination"):
         VERLTrainingManager(small, output_dir=tmp_path / "run").dry_run(planted)
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(small))
+    train = ["verl", "train", "--config", str(tmp_path / "small.yaml"), "--dry-run"]
+    train += ["--data_path", str(planted), "--output_dir", str(tmp_path / "run")]
+    assert main(train) == 1 and "allow-contamination" in capsys.readouterr().err
+    assert main([*train, "--allow-contamination"]) == 0  # the flag reaches the section
+    capsys.readouterr()
     files = convert_to_verl(planted, tmp_path / "ok", settings=_whole(allow_contamination=True))
     assert len(read_parquet(files["train"])) == 2
     clean = planted / "random/test.json"
