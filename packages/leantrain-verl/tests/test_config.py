@@ -141,13 +141,18 @@ def test_overrides_parse_yaml_values():
         parse_overrides(["nonsense"])
 
 
-def test_mode_whole_is_refused_in_one_line():
+def test_mode_whole_is_taken_and_a_retriever_with_it_is_one_line():
+    """``mode: whole`` trains whole-proof rows (it was refused before issue 35's VERL item);
+    whole-proof prompts carry no premises, so a retriever is one line, as in ``grpo``."""
     from leantrain.core.config import config_from_dict
     from leantrain.verl.config import ConvertArgs, LeantrainSection
 
-    with pytest.raises(ConfigError, match="--mode whole is not supported") as info:
-        config_from_dict(LeantrainSection, {"mode": "whole"})
-    assert "leantrain grpo --mode whole" in info.value.one_line()
-    with pytest.raises(ConfigError, match="--mode whole is not supported"):
-        config_from_dict(ConvertArgs, {"mode": "whole", "data_path": "d", "output_dir": "o"})
+    assert config_from_dict(LeantrainSection, {"mode": "whole"}).mode == "whole"
+    convert = {"mode": "whole", "data_path": "d", "output_dir": "o"}
+    assert config_from_dict(ConvertArgs, convert).mode == "whole"
+    for cls, values in ((LeantrainSection, {"mode": "whole"}), (ConvertArgs, convert)):
+        with pytest.raises(ConfigError, match="--retriever is set") as info:
+            config_from_dict(cls, {**values, "retriever": "runs/retrieval"})
+        assert len(info.value.one_line().splitlines()) == 1
+        assert config_from_dict(cls, {**values, "retriever": ""}).retriever == ""  # none
     assert config_from_dict(LeantrainSection, {"mode": "tactic"}).mode == "tactic"

@@ -5,6 +5,7 @@ sampling, PRIME's line, the algorithm registry and ``mode: whole``."""
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from pathlib import Path
@@ -263,13 +264,21 @@ def test_register_an_algorithm_type(small, monkeypatch):
         VERLTrainingManager(small, "bad_key")
 
 
-def test_mode_whole_is_refused_in_one_line(small, tmp_path, export_dir, capsys, monkeypatch):
+def test_mode_whole_converts_whole_proof_rows_and_a_retriever_is_one_line(
+    small, tmp_path, export_dir, capsys, monkeypatch
+):
+    """``mode: whole`` (refused before issue 35's VERL item) converts whole-proof rows; with
+    ``--retriever`` it is one line, nothing written."""
+    from leantrain.verl.data import WHOLE_DATA_SOURCE, read_parquet
+
     small["leantrain"]["mode"] = "whole"
-    with pytest.raises(ConfigError, match="--mode whole is not supported here"):
-        VERLTrainingManager(small)
+    assert VERLTrainingManager(small).section.mode == "whole"
     monkeypatch.chdir(tmp_path)
     args = ["verl", "convert", "--data_path", str(export_dir), "--output_dir", "o", "--mode"]
-    assert main([*args, "whole"]) == 2
+    assert main([*args, "whole", "--retriever", "runs/retrieval"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "--mode whole is not supported here" in err and len(err.splitlines()) == 1
+    assert "--retriever is set" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "o").exists()
+    assert main([*args, "whole"]) == 0
+    files = json.loads(capsys.readouterr().out)
+    assert read_parquet(files["train"])[0]["data_source"] == WHOLE_DATA_SOURCE

@@ -26,11 +26,11 @@ def register() -> list[Command]:
     return [
         Command(
             "verl",
-            "tactic RL on the VERL engine (Ray): 'leantrain verl train'",
+            "tactic or whole-proof RL on the VERL engine (Ray): 'leantrain verl train'",
             subcommands=(
                 _sub(
                     "train",
-                    "tactic RL on VERL (composes over VERL's ppo_trainer.yaml; --dry-run prints it)",
+                    "tactic (or --mode whole) RL on VERL (composes over ppo_trainer.yaml; --dry-run prints it)",
                     f"{_CONFIG}:VerlTrainArgs",
                     trainer="leantrain.verl.manager:VERLTrainingManager",
                     metrics=("critic/score/mean", "top1_accuracy"),

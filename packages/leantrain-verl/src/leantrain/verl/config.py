@@ -11,7 +11,7 @@ from leantrain.core.config import setting
 from leantrain.core.errors import ConfigError
 from leantrain.core.groups import Group, LifelongData, RunSwitches
 from leantrain.llm.common_config import EvalArgs, TrainLimitArgs
-from leantrain.tactics.dataset_config import PromptArgs, SplitArgs
+from leantrain.tactics.dataset_config import GuardArgs, PromptArgs, SplitArgs
 
 
 @dataclass
@@ -36,20 +36,23 @@ class VerlArgs(Group):
 
 
 @dataclass
-class TacticRows(SplitArgs, PromptArgs):
-    """The splits and prompt of tactic rows: VERL trains tactic generators."""
+class VerlRows(GuardArgs, SplitArgs, PromptArgs):
+    """The splits and prompt of the rows VERL trains on (tactic rows, or whole-proof rows in
+    ``mode: whole``: :mod:`leantrain.verl.data`) and the contamination guard run before they
+    are converted."""
 
     def check_group(self) -> None:
-        """``mode: whole`` is one line (issue 35: whole-proof RL runs on ``leantrain grpo``)."""
-        if self.mode == "whole":
+        """``mode: whole`` asks without retrieved premises: a retriever is one line (as
+        ``leantrain grpo --mode whole``)."""
+        if self.mode == "whole" and self.retriever:
             raise ConfigError(
-                "leantrain verl trains tactic generators; --mode whole is not supported here",
-                hint="train whole-proof models with 'leantrain grpo --mode whole'",
+                "--mode whole asks without retrieved premises, and --retriever is set",
+                hint="leave --retriever out",
             )
 
 
 @dataclass
-class LeantrainSection(EvalArgs, TrainLimitArgs, RunSwitches, TacticRows, VerlArgs):
+class LeantrainSection(EvalArgs, TrainLimitArgs, RunSwitches, VerlRows, VerlArgs):
     """The YAML's ``leantrain:`` section (also ``leantrain.KEY=VALUE`` overrides and the
     manager's keyword arguments): :class:`VerlArgs` and the groups every trainer shares, read by
     :func:`leantrain.core.config.config_from_dict`, so a bad key or value fails in one line."""
@@ -80,7 +83,7 @@ class VerlTrainArgs(LeantrainSection, LifelongData):
 
 
 @dataclass
-class ConvertArgs(TacticRows):
+class ConvertArgs(VerlRows):
     """``leantrain verl convert``: leantrain data → VERL parquet."""
 
     data_path: str = setting(help="Export dir or split file.", aliases=("data",))

@@ -1,17 +1,38 @@
-"""leantrain's tactic RL rows → VERL's parquet format.
+"""leantrain's RL rows → VERL's parquet format.
 
-The rows are exactly those of ``leantrain grpo`` (:func:`leantrain.llm.training_data.load_rl_dataset`
-over :func:`leantrain.tactics.create_rl_dataset`: same system prompt, chat messages, reference
-tactic). Each becomes one VERL row::
+The rows are exactly those of ``leantrain grpo``, in its two modes (the ``mode`` setting):
 
-    data_source   "leantrain/lean4_tactic" (VERL's reward_fn_key selects the scorer by it)
-    prompt        [{"role": "system", …}, {"role": "user", <proof state>}]   (VERL's prompt_key)
-    ability       "lean4"
-    reward_model  {"style": "rule", "ground_truth": <reference tactic>}
-    extra_info    {split, index, problem, reference, premises, proof_prefix, url, commit,
-                   file_path, full_name, tactic_index}  — what leantrain's rewards read
+``tactic`` (default)
+    :func:`leantrain.llm.training_data.load_rl_dataset` over
+    :func:`leantrain.tactics.create_rl_dataset`: same system prompt, chat messages, reference
+    tactic. Each becomes one VERL row::
 
-Files are written atomically (a temporary file renamed into place).
+        data_source   "leantrain/lean4_tactic" (VERL's reward_fn_key selects the scorer by it)
+        prompt        [{"role": "system", …}, {"role": "user", <proof state>}]   (prompt_key)
+        ability       "lean4"
+        reward_model  {"style": "rule", "ground_truth": <reference tactic>}
+        extra_info    {split, index, problem, reference, premises, proof_prefix, url, commit,
+                       file_path, full_name, tactic_index}  — what leantrain's rewards read
+
+``whole``
+    :func:`leantrain.llm.training_data.whole_rows` over
+    :func:`leantrain.tactics.whole_proof.whole_proof_rl_rows`: one row per theorem with a
+    statement and a proof, the whole-proof prompt::
+
+        data_source   "leantrain/lean4_whole"
+        prompt        [{"role": "system", …}, {"role": "user", <header, statement :=>}]
+        ability       "lean4"
+        reward_model  {"style": "rule", "ground_truth": <reference proof>}
+        extra_info    {split, index, problem (the user message), reference, form, origin,
+                       formal_statement, header, url, commit, file_path, full_name, start}
+                      — what the ``lean`` reward reads at level ``whole`` (``formal_statement``
+                      and ``header`` are None for traced rows: Lean reads the statement from
+                      the project at ``file_path`` / ``start``)
+
+Before converting an export dir or split file, the contamination guard
+(:func:`leantrain.tactics.contamination.guard_training_data`: ``eval_set`` files and the
+data's test split against its train split) runs, as before ``leantrain grpo`` trains. Files
+are written atomically (a temporary file renamed into place).
 """
 
 from __future__ import annotations
@@ -26,7 +47,10 @@ from leantrain.core.errors import ConfigError, DataError
 from leantrain.tactics.dataset_config import SplitArgs
 
 DATA_SOURCE = "leantrain/lean4_tactic"
-"""``data_source`` of every converted row."""
+"""``data_source`` of every converted tactic row."""
+
+WHOLE_DATA_SOURCE = "leantrain/lean4_whole"
+"""``data_source`` of every converted whole-proof row (``mode: whole``)."""
 
 EXTRA_COLUMNS = (
     "problem",
@@ -41,23 +65,49 @@ EXTRA_COLUMNS = (
 )
 """Columns of the GRPO dataset kept in ``extra_info`` (leantrain's rewards read them)."""
 
+WHOLE_EXTRA_COLUMNS = (
+    "problem",
+    "reference",
+    "form",
+    "origin",
+    "formal_statement",
+    "header",
+    "url",
+    "commit",
+    "file_path",
+    "full_name",
+    "start",
+)
+"""Columns of a whole-proof row kept in ``extra_info`` (``problem``: the user message)."""
 
-def to_verl_rows(dataset: Any, split: str) -> list[dict[str, Any]]:
-    """VERL rows of a GRPO ``datasets.Dataset`` (columns of ``create_rl_dataset``)."""
-    missing = {"prompt", "reference"} - set(dataset.column_names)
+
+def to_verl_rows(dataset: Any, split: str, *, whole: bool = False) -> list[dict[str, Any]]:
+    """VERL rows of a GRPO ``datasets.Dataset`` or list of rows (columns of
+    ``create_rl_dataset``, or of ``whole_proof_rl_rows`` when ``whole``)."""
+    if isinstance(dataset, list):
+        columns = list(dataset[0]) if dataset else ["prompt", "reference"]
+    else:
+        columns = dataset.column_names
+    missing = {"prompt", "reference"} - set(columns)
     if missing:
         raise DataError(
             None,
-            f"dataset lacks column(s) {sorted(missing)} (columns: {dataset.column_names})",
-            hint="build it with leantrain.tactics.create_rl_dataset",
+            f"dataset lacks column(s) {sorted(missing)} (columns: {columns})",
+            hint="build it with leantrain.tactics.create_rl_dataset (or whole_proof_rl_rows)",
         )
+    keep, source = (
+        (WHOLE_EXTRA_COLUMNS, WHOLE_DATA_SOURCE) if whole else (EXTRA_COLUMNS, DATA_SOURCE)
+    )
     rows = []
     for index, row in enumerate(dataset):
-        extra = {k: row[k] for k in EXTRA_COLUMNS if k in row}
+        if whole and "problem" not in row:  # the statement as the model is asked it
+            users = [m["content"] for m in row["prompt"] if m["role"] == "user"]
+            row = {**row, "problem": users[-1] if users else ""}
+        extra = {k: row[k] for k in keep if k in row}
         extra.update({"split": split, "index": index})
         rows.append(
             {
-                "data_source": DATA_SOURCE,
+                "data_source": source,
                 "prompt": [{"role": m["role"], "content": m["content"]} for m in row["prompt"]],
                 "ability": "lean4",
                 "reward_model": {"style": "rule", "ground_truth": row["reference"]},
@@ -163,24 +213,28 @@ def parquet_dataset(path: str | Path) -> Any:
     )
 
 
-def check_data_path(
-    data: Any, *, split_strategy: str = "random", flag: str = "--data_path"
-) -> None:
+def check_data_path(data: Any, settings: Any = None, *, flag: str = "--data_path") -> None:
     """Raise :class:`ConfigError` (one line, exit 2) unless ``data`` is training data.
 
     A ``datasets.Dataset`` (or anything that is not a path) passes. A path must be a ready VERL
     parquet (:func:`check_verl_parquet`), a split file or a leantrain export
     (``<dir>/<split_strategy>/train.json``, or a split dir) whose train split yields at least
-    one example; only its first theorems are read, so a dry run checks the data in about a
-    second.
+    one example of ``settings``' mode (a tactic, or in ``mode: whole`` a theorem with a
+    statement and a proof); for tactics only its first theorems are read, so a dry run checks
+    the data in about a second. Then the contamination guard (:func:`guard_data`) runs, as
+    :func:`convert_to_verl` runs it. ``settings``: the split and prompt settings
+    (:class:`~leantrain.verl.config.LeantrainSection`, :class:`~leantrain.verl.config.
+    ConvertArgs`; default: ``random``, tactic rows).
     """
     if not isinstance(data, (str, Path)):
         return
     if (parquet := parquet_path(data)) is not None:
         return check_verl_parquet(parquet, flag)
-    from leantrain.llm.training_data import load_rl_dataset
+    from leantrain.llm.training_data import load_rl_dataset, whole_rows
     from leantrain.tactics.theorem_source import resolve_split_file
 
+    settings = settings or SplitArgs()
+    split_strategy = settings.split_strategy
     hint = (
         "give an export dir from 'leantrain export merge' (random/train.json …), a split file "
         "or a VERL parquet"
@@ -195,10 +249,14 @@ def check_data_path(
             f"{flag} '{data}' is not a leantrain export: no split '{split_strategy}/train.json'",
             hint=e.hint or hint,
         ) from None
+    whole = getattr(settings, "mode", "tactic") == "whole"
     try:
-        first = load_rl_dataset(
-            data, "train", SplitArgs(split_strategy=split_strategy), max_samples=1
-        )
+        if whole:
+            first: Any = whole_rows(data, "train", settings, max_samples=1)
+        else:
+            first = load_rl_dataset(
+                data, "train", SplitArgs(split_strategy=split_strategy), max_samples=1
+            )
     except DataError as e:
         raise ConfigError(f"{flag}: {e.message}", hint=e.hint or hint) from None
     if len(first) == 0:
@@ -206,6 +264,26 @@ def check_data_path(
             f"{flag} '{data}': the train split has no tactic examples",
             hint="check the export (theorems with traced tactics)",
         )
+    guard_data(data, settings)
+
+
+def guard_data(data: Any, settings: Any) -> None:
+    """The contamination guard before training on ``data`` (an export dir or split file; a
+    parquet or an in-memory dataset has no statements to check): ``settings``' ``eval_set``
+    files and the data's test split against its train split, refused unless
+    ``allow_contamination`` (:func:`leantrain.tactics.contamination.guard_training_data`)."""
+    if not isinstance(data, (str, Path)) or parquet_path(data) is not None:
+        return
+    if not hasattr(settings, "eval_set"):
+        return
+    from leantrain.tactics.contamination import guard_training_data
+
+    guard_training_data(
+        data,
+        eval_sets=settings.eval_set,
+        allow=settings.allow_contamination,
+        split_strategy=settings.split_strategy,
+    )
 
 
 def convert_to_verl(
@@ -220,25 +298,31 @@ def convert_to_verl(
     ``out_dir/<split>.parquet`` for each split; returns ``{split: path}``.
 
     ``settings``: a config with the prompt and split settings (:class:`LeantrainSection`,
-    :class:`ConvertArgs`; default: ``random``, the default prompt). An export dir without a
-    split falls back to ``train`` for ``val`` (VERL needs val files);
-    an empty ``train`` split is a :class:`DataError`.
+    :class:`ConvertArgs`; default: ``random``, the default prompt); its ``mode`` chooses tactic
+    or whole-proof rows (see the module docstring), its ``eval_set`` /
+    ``allow_contamination`` the contamination guard, run first (:func:`guard_data`). An export
+    dir without a split falls back to ``train`` for ``val`` (VERL needs val files); an empty
+    ``train`` split is a :class:`DataError`.
     """
-    from leantrain.llm.training_data import load_rl_dataset
+    from leantrain.llm.training_data import load_rl_dataset, load_whole_dataset, model_prompt
 
     settings = settings or SplitArgs()
+    guard_data(data, settings)
+    whole = getattr(settings, "mode", "tactic") == "whole"
+    load = load_whole_dataset if whole else load_rl_dataset
+    prompt = model_prompt(settings) if whole else None  # whole: its system prompt
     out_dir = Path(out_dir)
     out: dict[str, Path] = {}
     for split in splits:
         limit = (max_samples or {}).get(split)
         try:
-            dataset = load_rl_dataset(data, split, settings, max_samples=limit)
+            dataset = load(data, split, settings, max_samples=limit, prompt=prompt)
         except DataError:
             if split == "train" or "train" not in out:
                 raise
             out[split] = out["train"]
             continue
-        rows = to_verl_rows(dataset, split)
+        rows = to_verl_rows(dataset, split, whole=whole)
         if not rows:
             if split == "train":
                 raise DataError(str(data), f"no {split} examples", hint="check the split")

@@ -1,4 +1,5 @@
-"""``VERLTrainingManager``: leantrain's tactic RL on VERL, repo by repo.
+"""``VERLTrainingManager``: leantrain's tactic RL (or whole-proof RL, ``mode: whole``) on VERL,
+repo by repo.
 
 ::
 
@@ -30,6 +31,7 @@ from leantrain.core.atomic import atomic_write_json, atomic_write_text
 from leantrain.core.config import config_from_dict, resolve
 from leantrain.core.errors import CheckpointError, ConfigError, LeanTrainError
 from leantrain.core.lifelong import Step, fit, train_data
+from leantrain.core.lifelong.engine import UNTRACKED_KEYS
 from leantrain.verl.algorithms import select_algorithm
 from leantrain.verl.config import LeantrainSection
 from leantrain.verl.core_algos import ENV, CustomAdvantage, find_advantage_function
@@ -41,10 +43,11 @@ from leantrain.verl.data import (
     parquet_path,
 )
 from leantrain.verl.rewards import (
-    DEFAULT_REWARDS,
     REWARD_FUNCTIONS,
     REWARD_MANAGERS,
+    default_rewards,
     manager_contract,
+    mode_rewards,
     registered_name,
 )
 from leantrain.verl.verifier import verifier_reward
@@ -175,9 +178,12 @@ class VERLTrainingManager:
             given_keys.update(resolve(LeantrainSection, values, source=where))
         self.section = config_from_dict(LeantrainSection, given_keys, source=source)
         """The typed ``leantrain:`` section (defaults where not given)."""
+        rewards = self.section.rewards
         verifier = verifier_reward(user.get("verifier"), source.split(",")[0])
         if verifier is not None:
-            self.section.rewards = [*(self.section.rewards or DEFAULT_REWARDS), verifier]
+            rewards = [*(rewards or default_rewards(self.section.mode)), verifier]
+        # the one place the mode reaches the rewards (whole: its defaults, lean at level whole)
+        self.section.rewards = mode_rewards(rewards, self.section.mode)
         self.user_config = user
         self.config_source = str(config) if isinstance(config, (str, Path)) else "config"
         self.algorithm_type = algorithm_type
@@ -329,7 +335,7 @@ class VERLTrainingManager:
                     hint="give a leantrain database (leantrain export import … --db FILE)",
                 )
         else:
-            check_data_path(data_path, split_strategy=self.section.split_strategy)
+            check_data_path(data_path, self.section)
         build_scorers(self.section.rewards, allow_code=self.allow_code)
 
     def dry_run(self, data_path: Any = None, *, database: Any = None) -> dict[str, Any]:
@@ -392,8 +398,9 @@ class VERLTrainingManager:
             "config": self.user_config,
             "overrides": self.overrides,  # VERL keys → values (leantrain.* are in "leantrain")
             "custom_advantage": None if self.custom is None else self.custom.spec,
-            # how a run treats an earlier one is no setting of the run (a resume drops it)
-            "leantrain": {k: v for k, v in self.settings.items() if k != "overwrite"},
+            # how a run treats an earlier one, and the guard's settings (they only decide
+            # whether it may start), are no settings of the run (a resume drops them)
+            "leantrain": {k: v for k, v in self.settings.items() if k not in UNTRACKED_KEYS},
         }
 
     def train_step(self, step: Step) -> dict[str, Any]:
@@ -487,17 +494,29 @@ class VERLTrainingManager:
 
     def evaluate(self, data: Any = None, split: str = "test") -> dict[str, float]:
         """``eval_loss`` and top-1 / top-k tactic accuracy of the current model (leantrain-llm's
-        evaluation, the same prompts as training)."""
+        evaluation, the same prompts as training); in ``mode: whole`` on the split's whole
+        proofs (the loss on the proof tokens, exact matches of the whole proof), as
+        ``leantrain grpo --mode whole`` evaluates."""
         from leantrain.llm.evaluation import evaluate_pairs
         from leantrain.llm.model_loading import load_model_and_tokenizer
-        from leantrain.llm.training_data import load_rl_dataset, references
+        from leantrain.llm.training_data import (
+            load_rl_dataset,
+            load_whole_dataset,
+            model_prompt,
+            references,
+        )
 
         if data is None:
             raise ConfigError("nothing to evaluate on", hint="pass data=… (an export dir)")
         if (parquet := parquet_path(data)) is not None:  # a VERL parquet: its val rows
             data = parquet_dataset(parquet_files(parquet)["val"])
-        dataset = load_rl_dataset(
-            data, split, self.section, max_samples=self.section.max_eval_samples
+        whole = self.section.mode == "whole"
+        dataset = (load_whole_dataset if whole else load_rl_dataset)(
+            data,
+            split,
+            self.section,
+            max_samples=self.section.max_eval_samples,
+            prompt=model_prompt(self.section) if whole else None,
         )
         model, tokenizer = load_model_and_tokenizer(self._current())
         return evaluate_pairs(

@@ -4,7 +4,7 @@ VERL calls ``compute_score(data_source, solution_str, ground_truth, extra_info, 
 once per response (``reward.custom_reward_function.path/name``; ``reward_kwargs`` come from
 ``reward.custom_reward_function.reward_kwargs``). :func:`compute_score` scores the response
 with every reward named in ``reward_kwargs["rewards"]`` (default: format, no_sorry,
-reference_match) and returns ``{"score": weighted sum, <reward>: value, …}`` — VERL logs the
+reference_match; a ``mode: whole`` run names its own, :func:`mode_rewards`) and returns ``{"score": weighted sum, <reward>: value, …}`` — VERL logs the
 extra keys. A name is resolved in this order:
 
 1. a function registered here with ``@register_reward_function(name)``:
@@ -53,6 +53,42 @@ REWARD_MANAGERS: Registry[type] = Registry("VERL reward manager", "leantrain.ver
 
 DEFAULT_REWARDS: tuple[str, ...] = ("format", "no_sorry", "reference_match")
 """Rewards used when ``reward_kwargs`` names none."""
+
+WHOLE_DEFAULT_REWARDS: tuple[str, ...] = ("whole_format", "reference_match")
+"""Rewards of a ``mode: whole`` run that names none (``leantrain grpo --mode whole``'s)."""
+
+LEAN_REWARDS = ("lean", "lean_verified")
+"""Names of the ``lean`` reward (``lean_verified``: its old name)."""
+
+
+def default_rewards(mode: str) -> tuple[str, ...]:
+    """The rewards of a run in ``mode`` (``tactic`` or ``whole``) that names none."""
+    return WHOLE_DEFAULT_REWARDS if mode == "whole" else DEFAULT_REWARDS
+
+
+def mode_rewards(specs: Sequence[Any] | None, mode: str) -> list[Any] | None:
+    """The rewards a run in ``mode`` scores with: ``specs`` as given in mode ``tactic``
+    (``None``: :data:`DEFAULT_REWARDS`); in mode ``whole`` :data:`WHOLE_DEFAULT_REWARDS` when
+    ``specs`` names none, and every ``lean`` reward that names no level at level ``whole`` (it
+    judges the proof in a whole-proof reply, as ``leantrain grpo --mode whole``'s); an explicit
+    ``level: tactic`` or ``proof`` there is one :class:`ConfigError` line."""
+    if mode != "whole":
+        return None if specs is None else list(specs)
+    out: list[Any] = []
+    for spec in specs or WHOLE_DEFAULT_REWARDS:
+        name = spec.get("name") if isinstance(spec, Mapping) else spec
+        if name in LEAN_REWARDS:
+            spec = dict(spec) if isinstance(spec, Mapping) else {"name": name}
+            level = spec.setdefault("level", "whole")
+            if level != "whole":
+                raise ConfigError(
+                    f"reward '{name}': level '{level}' judges tactic scripts, and mode is whole "
+                    "(the replies are whole proofs)",
+                    hint="leave level out (mode whole implies level: whole), or train in mode "
+                    "tactic",
+                )
+        out.append(spec)
+    return out
 
 
 def register_reward_function(name: str | None = None, *, overwrite: bool = False) -> Any:

@@ -49,7 +49,7 @@ def convert_command(args: ConvertArgs) -> dict[str, str]:
     from leantrain.core.output_dir import claim_output_dir
     from leantrain.verl.data import check_data_path, convert_to_verl
 
-    check_data_path(args.data_path, split_strategy=args.split_strategy)  # before writing
+    check_data_path(args.data_path, args)  # and the guard, before writing
     out = claim_output_dir(args.output_dir, kind="verl-data", flag="--output_dir")
     return {k: str(v) for k, v in convert_to_verl(args.data_path, out, settings=args).items()}
 
