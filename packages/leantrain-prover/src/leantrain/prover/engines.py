@@ -16,7 +16,9 @@ cut-off candidates (:class:`~leantrain.prover.generator.ChatGenerator`).
   one), so each prompt is forwarded once for all k hypotheses. CTranslate2 returns a
   hypothesis' log-probability sum divided by ``len ** length_penalty``; the raw sum ``hf``
   gives is that score times ``len ** length_penalty`` (beam search keeps generate's length
-  penalty 1.0 for its ranking; sampling uses 0, the raw sum).
+  penalty 1.0 for its ranking; sampling uses 0, the raw sum). A sampling call stops each
+  hypothesis at the generator's ``deadline`` (a ``generate_batch`` callback, as ``hf``'s
+  ``max_time``; CTranslate2 takes one only at beam size 1, so beam search runs its call out).
 - ``vllm``: vLLM's offline API (checked against vLLM's ``vllm/entrypoints/llm.py`` and
   ``vllm/beam_search.py`` at commit 10fdb8f, the 0.15 series): ``LLM.generate`` with
   ``SamplingParams(n=k, logprobs=0, …)`` for sampling (``cumulative_logprob``, raw log-probs:
@@ -34,6 +36,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -244,6 +247,9 @@ class CT2Generator(ChatGenerator):
                 sampling_topk=0,
                 sampling_temperature=self.temperature,
             )
+            if self.deadline is not None:  # each sample stops there, as hf's max_time stops it
+                deadline = self.deadline  # (CTranslate2 takes a callback only when beam_size 1)
+                options["callback"] = lambda step: time.monotonic() > deadline
         penalty = options["length_penalty"]
         out: list[list[Candidate]] = [[] for _ in prompts]
         eos = tok.eos_token_id
