@@ -146,8 +146,8 @@ def cpu_int8_is_exact(cpuinfo: str | None = None, machine: str | None = None) ->
 
 def ct2_compute_type(compute_type: str, device: str) -> str:
     """``auto``: int8_float16 on CUDA; on CPU int8 (Lean Copilot's choice) where the CPU's int8
-    arithmetic is exact (:func:`cpu_int8_is_exact`), else float32 (measured on an AVX2-only
-    EPYC: int8 was slower than float32 and its scores ~4 nats off, BENCHMARKS.md); else as
+    arithmetic is exact (:func:`cpu_int8_is_exact`), else float32 (on an AVX2-only EPYC int8
+    had ``hf``'s best candidate on 3 of 24 states, scores ~4 nats off, BENCHMARKS.md); else as
     given."""
     if compute_type != "auto":
         return compute_type
@@ -269,9 +269,9 @@ def _same_length_groups(starts: list[list[str]], size: int) -> list[list[int]]:
     """Indices of ``starts`` in batches of at most ``size`` prompts of one token length.
 
     CTranslate2 forwards a batch's prompts at once only up to the shortest one; the rest of a
-    longer prompt goes through the decoding loop token by token, for every beam (about 1.6×
-    the time of one call per prompt on the LB4 states), and its log-probabilities enter the
-    hypothesis score. Prompts of one length have neither problem."""
+    longer prompt goes through the decoding loop token by token, for every beam, and its
+    log-probabilities enter the hypothesis score. Prompts of one length have neither
+    problem."""
     by_length: dict[int, list[int]] = {}
     for i, start in enumerate(starts):
         by_length.setdefault(len(start), []).append(i)
