@@ -133,6 +133,27 @@ def test_ct2_scores_are_the_raw_sums_of_a_forward_pass(ct2_pair, decoding):
             assert cand.tokens == len(ids)
 
 
+@pytest.mark.slow
+def test_ct2_sampling_stops_at_the_deadline(ct2_pair):
+    """Sampled candidates stop at the generator's deadline, as ``hf``'s ``max_time`` stops
+    them (``prove --mode whole`` samples each theorem's proofs in one call: its timeout would
+    not bound them): past it, each candidate ends after the token of that step."""
+    import time
+
+    _, ct2, _ = ct2_pair
+    ct2.decoding, ct2.max_new_tokens = "sample", 64
+    try:
+        ct2.deadline = time.monotonic() - 1.0
+        stopped = ct2._complete([ct2.prompt(STATE)], 4)[0]
+        ct2.deadline = time.monotonic() + 600.0
+        free = ct2._complete([ct2.prompt(STATE)], 4)[0]
+    finally:
+        ct2.decoding, ct2.max_new_tokens, ct2.deadline = "beam", 6, None
+    assert [c.tokens for c in stopped] == [1, 1, 1, 1]
+    assert all(c.reason == "length" or not c.tactic for c in stopped)  # "stop": it was EOS
+    assert max(c.tokens for c in free) > 1  # a deadline not reached changes nothing
+
+
 def test_ct2_batches_only_prompts_of_one_token_length():
     """CTranslate2 forwards a batch's prompts at once only up to the shortest one."""
     from leantrain.prover.engines import _same_length_groups

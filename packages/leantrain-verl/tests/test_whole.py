@@ -276,3 +276,22 @@ def test_a_real_leandojo_export_in_mode_whole(tmp_path):
     extra = first["extra_info"]
     assert (extra["form"], extra["origin"], extra["start"]) == ("source", "tactics", [71, 1])
     assert extra["formal_statement"] is None and extra["file_path"] == "Lean4Example.lean"
+
+
+def test_a_parquet_of_the_other_mode_is_one_line(export_dir, small, tmp_path):
+    """A ready parquet of leantrain's tactic rows given to a ``mode: whole`` run (or whole-proof
+    rows to a tactic run) would train silently on the wrong rows with the other mode's rewards:
+    one line, naming the mode; a parquet of the run's own mode passes."""
+    from leantrain.verl.data import check_data_path
+
+    tactic = convert_to_verl(export_dir, tmp_path / "t")["train"]
+    whole = convert_to_verl(export_dir, tmp_path / "w", settings=_whole())["train"]
+    check_data_path(tactic)
+    check_data_path(whole, _whole())
+    for path, settings, mode in ((tactic, _whole(), "whole"), (whole, SplitArgs(), "tactic")):
+        with pytest.raises(ConfigError, match=f"and mode is {mode}") as info:
+            check_data_path(path, settings)
+        assert len(info.value.one_line().splitlines()) == 1
+    small["leantrain"]["mode"] = "whole"
+    with pytest.raises(ConfigError, match="tactic rows"):
+        VERLTrainingManager(small, output_dir=tmp_path / "run").dry_run(tactic)

@@ -16,7 +16,9 @@ cut-off candidates (:class:`~leantrain.prover.generator.ChatGenerator`).
   one), so each prompt is forwarded once for all k hypotheses. CTranslate2 returns a
   hypothesis' log-probability sum divided by ``len ** length_penalty``; the raw sum ``hf``
   gives is that score times ``len ** length_penalty`` (beam search keeps generate's length
-  penalty 1.0 for its ranking; sampling uses 0, the raw sum).
+  penalty 1.0 for its ranking; sampling uses 0, the raw sum). A sampling call stops each
+  hypothesis at the generator's ``deadline`` (a ``generate_batch`` callback, as ``hf``'s
+  ``max_time``; CTranslate2 takes one only at beam size 1, so beam search runs its call out).
 - ``vllm``: vLLM's offline API (checked against vLLM's ``vllm/entrypoints/llm.py`` and
   ``vllm/beam_search.py`` at commit 10fdb8f, the 0.15 series): ``LLM.generate`` with
   ``SamplingParams(n=k, logprobs=0, …)`` for sampling (``cumulative_logprob``, raw log-probs:
@@ -34,6 +36,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -143,8 +146,8 @@ def cpu_int8_is_exact(cpuinfo: str | None = None, machine: str | None = None) ->
 
 def ct2_compute_type(compute_type: str, device: str) -> str:
     """``auto``: int8_float16 on CUDA; on CPU int8 (Lean Copilot's choice) where the CPU's int8
-    arithmetic is exact (:func:`cpu_int8_is_exact`), else float32 (measured on an AVX2-only
-    EPYC: int8 was slower than float32 and its scores ~4 nats off, BENCHMARKS.md); else as
+    arithmetic is exact (:func:`cpu_int8_is_exact`), else float32 (on an AVX2-only EPYC int8
+    had ``hf``'s best candidate on 3 of 24 states, scores ~4 nats off, BENCHMARKS.md); else as
     given."""
     if compute_type != "auto":
         return compute_type
@@ -244,6 +247,9 @@ class CT2Generator(ChatGenerator):
                 sampling_topk=0,
                 sampling_temperature=self.temperature,
             )
+            if self.deadline is not None:  # each sample stops there, as hf's max_time stops it
+                deadline = self.deadline  # (CTranslate2 takes a callback only when beam_size 1)
+                options["callback"] = lambda step: time.monotonic() > deadline
         penalty = options["length_penalty"]
         out: list[list[Candidate]] = [[] for _ in prompts]
         eos = tok.eos_token_id
@@ -263,9 +269,9 @@ def _same_length_groups(starts: list[list[str]], size: int) -> list[list[int]]:
     """Indices of ``starts`` in batches of at most ``size`` prompts of one token length.
 
     CTranslate2 forwards a batch's prompts at once only up to the shortest one; the rest of a
-    longer prompt goes through the decoding loop token by token, for every beam (about 1.6×
-    the time of one call per prompt on the LB4 states), and its log-probabilities enter the
-    hypothesis score. Prompts of one length have neither problem."""
+    longer prompt goes through the decoding loop token by token, for every beam, and its
+    log-probabilities enter the hypothesis score. Prompts of one length have neither
+    problem."""
     by_length: dict[int, list[int]] = {}
     for i, start in enumerate(starts):
         by_length.setdefault(len(start), []).append(i)

@@ -83,9 +83,10 @@ class ProofSampler(Protocol):
 class EngineProofSampler:
     """:class:`ProofSampler` over a generation engine's
     :class:`~leantrain.prover.generator.ChatGenerator` (``--engine hf|ct2|vllm``: its model
-    loading, ``prompt.json`` handling, batching and deadline), sampling always: each reply as
-    the engine wrote it (duplicates kept: pass@k counts independent samples), ``finished`` when
-    it ended with the end-of-turn token."""
+    loading, ``prompt.json`` handling and batching; ``hf`` and ``ct2`` stop at the theorem's
+    deadline, vLLM's offline call runs out), sampling always: each reply as the engine wrote it
+    (duplicates kept: pass@k counts independent samples), ``finished`` when it ended with the
+    end-of-turn token."""
 
     def __init__(self, generator: Any) -> None:
         self.generator = generator

@@ -195,6 +195,22 @@ def check_verl_parquet(path: str | Path, flag: str = "--data_path") -> None:
         raise ConfigError(f"{flag} '{path}': the parquet has no rows", hint=hint)
 
 
+def _check_parquet_mode(path: Path, mode: str, flag: str) -> None:
+    """Raise :class:`ConfigError` (one line) when the parquet holds leantrain rows of the other
+    mode (tactic rows in a ``mode: whole`` run or the reverse: the run's rewards would score
+    replies to the other prompts); rows of other sources are the user's and pass."""
+    import pyarrow.parquet as pq
+
+    other, kind = (DATA_SOURCE, "tactic") if mode == "whole" else (WHOLE_DATA_SOURCE, "whole-proof")
+    sources = pq.read_table(path, columns=["data_source"]).column("data_source").to_pylist()
+    if other in sources:
+        raise ConfigError(
+            f"{flag} '{path}': its rows are leantrain {kind} rows ({other}), and mode is {mode}",
+            hint=f"convert the data with --mode {mode} (leantrain verl convert), or train with "
+            f"--mode {'tactic' if mode == 'whole' else 'whole'}",
+        )
+
+
 def parquet_files(path: str | Path) -> dict[str, Path]:
     """``{"train", "val"}`` of a ready VERL parquet: ``val.parquet`` beside a ``train.parquet``
     (as ``convert_to_verl`` writes them) when it exists, else the file itself."""
@@ -229,7 +245,8 @@ def check_data_path(data: Any, settings: Any = None, *, flag: str = "--data_path
     if not isinstance(data, (str, Path)):
         return
     if (parquet := parquet_path(data)) is not None:
-        return check_verl_parquet(parquet, flag)
+        check_verl_parquet(parquet, flag)
+        return _check_parquet_mode(parquet, getattr(settings, "mode", "tactic"), flag)
     from leantrain.llm.training_data import load_rl_dataset, whole_rows
     from leantrain.tactics.theorem_source import resolve_split_file
 
