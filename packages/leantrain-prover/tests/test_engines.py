@@ -112,20 +112,33 @@ class _Spy:
 def test_ct2_scores_are_the_raw_sums_of_a_forward_pass(ct2_pair, decoding):
     """Each candidate's log-probability is the sum over its tokens (end-of-turn included) of a
     forward pass's raw log-softmax, for beam search (length penalty 1, un-normalised) and
-    sampling; prompts of different token lengths go in separate calls."""
+    sampling — also for a prompt that shares its call with a shorter one (CTranslate2 decodes
+    the rest of it token by token, unscored); a prompt far longer goes in a call of its own."""
+    from leantrain.prover.engines import LENGTH_SPREAD
     from test_generator import _manual_logprob
 
     hf, ct2, _ = ct2_pair
-    prompts = [ct2.prompt(STATE), ct2.prompt(OTHER)]
-    assert len(ct2.prompt_ids(prompts[0])) != len(ct2.prompt_ids(prompts[1]))
+    long = OTHER.replace(
+        "hp : p\n", "".join(f"h{i} : p\n" for i in range(LENGTH_SPREAD)) + "hp : p\n"
+    )
+    prompts = [ct2.prompt(STATE), ct2.prompt(long), ct2.prompt(OTHER)]
+    lengths = [len(ct2.prompt_ids(p)) for p in prompts]
+    assert (
+        0 < abs(lengths[0] - lengths[2]) <= LENGTH_SPREAD < lengths[1] - max(lengths[0], lengths[2])
+    )
     real, spy = ct2.generator, _Spy(ct2.generator)
     ct2.generator, ct2.decoding = spy, decoding
     try:
         rows = ct2._complete(prompts, 3)
     finally:
         ct2.generator, ct2.decoding = real, "beam"
-    assert [len(starts) for starts, _ in spy.calls] == [1, 1]
-    for prompt, row, (_, [result]) in zip(prompts, rows, spy.calls):
+    assert sorted(len(starts) for starts, _ in spy.calls) == [1, 2]
+    results = {}
+    for starts, call in spy.calls:
+        for start, result in zip(starts, call):
+            results[ct2.tokenizer.convert_tokens_to_string(start)] = result
+    for prompt, row in zip(prompts, rows):
+        [result] = [r for text, r in results.items() if text == prompt]
         assert len(row) == len(result.sequences_ids) == 3
         for cand, ids in zip(row, result.sequences_ids):
             reference = _manual_logprob(hf.model, ct2.tokenizer, prompt, list(ids))
@@ -133,34 +146,14 @@ def test_ct2_scores_are_the_raw_sums_of_a_forward_pass(ct2_pair, decoding):
             assert cand.tokens == len(ids)
 
 
-@pytest.mark.slow
-def test_ct2_sampling_stops_at_the_deadline(ct2_pair):
-    """Sampled candidates stop at the generator's deadline, as ``hf``'s ``max_time`` stops
-    them (``prove --mode whole`` samples each theorem's proofs in one call: its timeout would
-    not bound them): past it, each candidate ends after the token of that step."""
-    import time
+def test_ct2_batches_prompts_of_near_token_lengths():
+    """CTranslate2 forwards a call's prompts at once only up to the shortest one."""
+    from leantrain.prover.engines import _length_groups
 
-    _, ct2, _ = ct2_pair
-    ct2.decoding, ct2.max_new_tokens = "sample", 64
-    try:
-        ct2.deadline = time.monotonic() - 1.0
-        stopped = ct2._complete([ct2.prompt(STATE)], 4)[0]
-        ct2.deadline = time.monotonic() + 600.0
-        free = ct2._complete([ct2.prompt(STATE)], 4)[0]
-    finally:
-        ct2.decoding, ct2.max_new_tokens, ct2.deadline = "beam", 6, None
-    assert [c.tokens for c in stopped] == [1, 1, 1, 1]
-    assert all(c.reason == "length" or not c.tactic for c in stopped)  # "stop": it was EOS
-    assert max(c.tokens for c in free) > 1  # a deadline not reached changes nothing
-
-
-def test_ct2_batches_only_prompts_of_one_token_length():
-    """CTranslate2 forwards a batch's prompts at once only up to the shortest one."""
-    from leantrain.prover.engines import _same_length_groups
-
-    starts = [["a"] * 3, ["a"] * 5, ["a"] * 3, ["a"] * 3, ["a"] * 5]
-    assert _same_length_groups(starts, 2) == [[0, 2], [3], [1, 4]]
-    assert _same_length_groups(starts, 0) == [[0], [2], [3], [1], [4]]
+    starts = [["a"] * n for n in (30, 3, 50, 5, 20, 4)]
+    assert _length_groups(starts, 2, spread=16) == [[1, 5], [3, 4], [0], [2]]
+    assert _length_groups(starts, 8, spread=16) == [[1, 5, 3], [4, 0], [2]]
+    assert _length_groups(starts, 8, spread=0) == [[1], [5], [3], [4], [0], [2]]
 
 
 def test_auto_compute_type_is_int8_only_where_int8_sums_are_exact(monkeypatch):
